@@ -1,0 +1,102 @@
+"""The exceptions and warnings hookreg raises, and the `StopRun` signal hooks raise.
+
+Every error hookreg raises is a `HookRegError` and also the builtin a caller
+would catch::
+
+    HookRegError(Exception)
+    ├── HookTypeError(HookRegError, TypeError)
+    │   ├── HookSignatureError   not callable, wrong number of parameters
+    │   ├── HookReturnError      a hook returned the wrong type
+    │   └── AsyncHookError       an async hook met a sync dispatch
+    └── HookValueError(HookRegError, ValueError)
+        └── IncludeError         include() of self, a cycle, or a double reach
+
+    DuplicateHookWarning(UserWarning)
+    StopRun(Exception)           raised by hooks to end the run; not a HookRegError
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+__all__ = [
+    "AsyncHookError",
+    "DuplicateHookWarning",
+    "HookRegError",
+    "HookReturnError",
+    "HookSignatureError",
+    "HookTypeError",
+    "HookValueError",
+    "IncludeError",
+    "StopRun",
+]
+
+
+class HookRegError(Exception):
+    """Base class of every error hookreg raises.
+
+    Attributes:
+        point: The hook point involved, when there is one.
+        callback: The callable involved, when there is one.
+    """
+
+    def __init__(self, message: str, *, point: str | None = None, callback: object = None) -> None:
+        super().__init__(message)
+        self.point = point
+        self.callback = callback
+
+
+class HookTypeError(HookRegError, TypeError):
+    """Something of the wrong type: a point, an option, a context, a style."""
+
+
+class HookSignatureError(HookTypeError):
+    """A hook that is not callable, or cannot be called with one context."""
+
+
+class HookReturnError(HookTypeError):
+    """A hook returned something its point does not accept.
+
+    Attributes:
+        returned_type: The type of the value the hook returned.
+    """
+
+    def __init__(self, message: str, *, point: str | None = None, callback: object = None, returned_type: type) -> None:
+        super().__init__(message, point=point, callback=callback)
+        self.returned_type = returned_type
+
+
+class AsyncHookError(HookTypeError):
+    """A sync dispatch met an async hook; the `a`-method must be used."""
+
+
+class HookValueError(HookRegError, ValueError):
+    """A value hookreg does not accept: an unknown point, an option out of range."""
+
+
+class IncludeError(HookValueError):
+    """An inclusion that would run some registry's hooks twice, or forever."""
+
+
+class DuplicateHookWarning(UserWarning):
+    """The same plain function was registered again at a point without `name=`."""
+
+
+class StopRun(Exception):  # noqa: N818 -- a signal, named for what it does, like StopIteration
+    """Raised by any hook to end the agent run.
+
+    Dispatch never wraps it and applies no failure policy to it: it sets
+    `hook`, logs ``run_stopped`` and re-raises the same object.
+
+    Attributes:
+        reason: Why the run stops.
+        hook: The name of the hook that raised it (set by dispatch).
+        effective_args: The tool arguments rewritten by input transforms
+            before the stop, or ``None`` when nothing rewrote them.
+    """
+
+    def __init__(self, reason: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.hook: str | None = None
+        self.effective_args: Mapping[str, object] | None = None

@@ -1,0 +1,631 @@
+"""The registry core: registration, handles, inclusion and introspection."""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import functools
+import html
+import inspect
+import itertools
+import math
+import threading
+import types
+import warnings
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final, NoReturn, cast, final
+
+from hookreg._context import PermissionDeniedContext, PreToolCallDecideContext
+from hookreg._dispatch import AsyncRunner, Plan, Runners, async_refusal
+from hookreg._errors import (
+    DuplicateHookWarning,
+    HookSignatureError,
+    HookTypeError,
+    HookValueError,
+    IncludeError,
+    StopRun,
+)
+from hookreg._log import debug_enabled, log
+from hookreg._points import HookPoint, HookStyle
+from hookreg._results import Decision, HookResult, ToolCallResolution
+
+if TYPE_CHECKING:
+    from types import TracebackType
+    from typing import Self
+
+    from hookreg._surface import HookRegistry
+
+__all__ = ["Inclusion", "Registration", "RegistryCore", "as_point"]
+
+# One lock for every registry: an inclusion links two registries' plans, and
+# registration is rare enough that one lock costs nothing.
+_LOCK: Final = threading.RLock()
+_ORDER: Final = itertools.count()
+
+_POLICIES: Final = {
+    HookStyle.DECIDE: ("deny", "raise", "ignore"),
+    HookStyle.TRANSFORM: ("raise", "ignore"),
+    HookStyle.OBSERVE: ("ignore", "raise"),
+}
+
+
+def as_point(point: object, doing: str) -> HookPoint:
+    """Return `point` as a HookPoint, or raise naming what was being done."""
+    if isinstance(point, HookPoint):
+        return point
+    if isinstance(point, str):
+        try:
+            return HookPoint(point)
+        except ValueError:
+            import difflib  # noqa: PLC0415 -- only on this error path
+
+            close = difflib.get_close_matches(point, list(HookPoint), n=1)
+            hint = f"Did you mean {close[0]!r}?" if close else "See `list(HookPoint)` for the points."
+            msg = f"Cannot {doing}: {point!r} is not a hook point. {hint}"
+            raise HookValueError(msg, point=point) from None
+    msg = f"Cannot {doing}: the point must be a HookPoint or its value string, not {type(point).__name__}."
+    raise HookTypeError(msg)
+
+
+@final
+class Registration:
+    """A registered hook; also a handle to remove it.
+
+    Use it as a context manager to remove the hook on exit. Its attributes are
+    read-only: to change an option, register again with the same `name`.
+
+    Attributes:
+        point: Where the hook is registered.
+        name: Its name (by default the callable's qualified name; not unique).
+        callback: The callable itself.
+        priority: Higher runs first.
+        tools: The ``tools=`` patterns, or ``None`` for every tool.
+        on_error: The failure policy.
+        timeout: Seconds an async hook may take, or ``None``.
+        is_async: Whether the callable is async.
+    """
+
+    __slots__ = (
+        "_matcher",
+        "_order",
+        "_registry",
+        "callback",
+        "is_async",
+        "name",
+        "on_error",
+        "point",
+        "priority",
+        "timeout",
+        "tools",
+    )
+
+    point: HookPoint
+    name: str
+    callback: Callable[[Any], object]
+    priority: int
+    tools: tuple[str, ...] | None
+    on_error: str
+    timeout: float | None
+    is_async: bool
+    _matcher: Callable[[str | None], bool] | None
+    _order: int
+    _registry: RegistryCore | None
+
+    def __init__(self, **values: object) -> None:
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        msg = f"Cannot set {name!r} on {self!r}: a Registration is read-only. Register again with the same name=."
+        raise AttributeError(msg)
+
+    def remove(self) -> bool:
+        """Remove the hook; ``False`` when it was already gone (removed, replaced or cleared)."""
+        with _LOCK:
+            registry = self._registry
+            if registry is None:
+                return False
+            registry._drop(self)
+            return True
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.remove()
+
+    def __repr__(self) -> str:
+        return f"<Registration {self.point.value} {self.name!r} priority={self.priority}>"
+
+
+@final
+class Inclusion:
+    """A live inclusion of one registry into another; also a handle to undo it.
+
+    Attributes:
+        registry: The included registry.
+        priority: Its position among the including registry's hooks.
+    """
+
+    __slots__ = ("_order", "_parent", "priority", "registry")
+
+    def __init__(self, parent: RegistryCore, registry: RegistryCore, priority: int) -> None:
+        self._parent: RegistryCore | None = parent
+        self._order = next(_ORDER)
+        self.registry = registry
+        self.priority = priority
+
+    def remove(self) -> bool:
+        """Undo the inclusion; ``False`` when it was already undone or cleared."""
+        with _LOCK:
+            parent = self._parent
+            if parent is None:
+                return False
+            parent._exclude(self)
+            return True
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.remove()
+
+    def __repr__(self) -> str:
+        return f"<Inclusion of {self.registry!r} priority={self.priority}>"
+
+
+_RESOLUTION_POINTS: Final = (
+    HookPoint.TRANSFORM_TOOL_INPUT,
+    HookPoint.PRE_TOOL_CALL_DECIDE,
+    HookPoint.PERMISSION_DENIED,
+)
+
+
+def _gate_context(ctx: PreToolCallDecideContext, args: Mapping[str, object]) -> PreToolCallDecideContext:
+    return ctx if args is ctx.args else dataclasses.replace(ctx, args=args)
+
+
+def _denied_context(ctx: PreToolCallDecideContext, result: HookResult) -> PermissionDeniedContext:
+    return PermissionDeniedContext(
+        tool_name=ctx.tool_name,
+        args=ctx.args,
+        call_id=ctx.call_id,
+        reason=result.reason,
+        decided_by=result.decided_by,
+        run=ctx.run,
+    )
+
+
+def _salvage(stop: StopRun, ctx: PreToolCallDecideContext, args: Mapping[str, object]) -> None:
+    """Keep a rewrite that a later stop interrupted: it is never lost."""
+    if args is not ctx.args and stop.effective_args is None:
+        stop.effective_args = args
+
+
+def _name_of(fn: object) -> str:
+    target = fn
+    while isinstance(target, functools.partial):
+        target = target.func
+    name = getattr(target, "__qualname__", None)
+    if not isinstance(name, str):
+        name = type(target).__qualname__
+    return f"partial({name})" if target is not fn else name
+
+
+def _is_async(fn: object) -> bool:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.iscoroutinefunction(fn):
+        return True
+    if inspect.isfunction(fn) or inspect.ismethod(fn) or isinstance(fn, type):
+        return False
+    return inspect.iscoroutinefunction(type(fn).__call__)
+
+
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str | None], bool]:
+    exact = frozenset(p for p in patterns if not any(c in p for c in "*?["))
+    globs = tuple(p for p in patterns if p not in exact)
+
+    def matches(tool_name: str | None) -> bool:
+        if tool_name is None:
+            return False
+        return tool_name in exact or any(fnmatch.fnmatchcase(tool_name, p) for p in globs)
+
+    return matches
+
+
+def _same_plain_function(a: object, b: object) -> bool:
+    """Whether `a` and `b` are the same module-level code: the re-run notebook cell case."""
+    if not (isinstance(a, types.FunctionType) and isinstance(b, types.FunctionType)):
+        return False
+    if a.__closure__ is not None or b.__closure__ is not None:
+        return False
+    return (a.__module__, a.__qualname__, a.__code__, a.__defaults__, a.__kwdefaults__) == (
+        b.__module__,
+        b.__qualname__,
+        b.__code__,
+        b.__defaults__,
+        b.__kwdefaults__,
+    )
+
+
+class RegistryCore:
+    """Everything of HookRegistry but its typed per-point surface."""
+
+    def __init__(self) -> None:
+        self._own: dict[HookPoint, list[Registration]] = {point: [] for point in HookPoint}
+        self._inclusions: list[Inclusion] = []
+        self._parents: weakref.WeakSet[RegistryCore] = weakref.WeakSet()
+        self._runners: dict[HookPoint, Runners] = {}
+        self._has: dict[HookPoint, bool] = {}
+        # Per-style tables, so that a dispatch is one dict lookup and a point of
+        # another style is simply missing. Value strings find their point too:
+        # a HookPoint hashes and compares like its value.
+        self._plans: dict[HookStyle, dict[HookPoint, Plan]] = {style: {} for style in HookStyle}
+        self._aruns: dict[HookStyle, dict[HookPoint, AsyncRunner | None]] = {style: {} for style in HookStyle}
+        self._decide = self._plans[HookStyle.DECIDE]
+        self._transform = self._plans[HookStyle.TRANSFORM]
+        self._notify = self._plans[HookStyle.OBSERVE]
+        self._adecide = self._aruns[HookStyle.DECIDE]
+        self._atransform = self._aruns[HookStyle.TRANSFORM]
+        self._anotify = self._aruns[HookStyle.OBSERVE]
+        for point in HookPoint:
+            self._compile(point)
+
+    # --- registration ---------------------------------------------------------
+
+    def _register(  # noqa: PLR0913 -- the documented options
+        self,
+        point: object,
+        fn: object,
+        *,
+        name: str | None = None,
+        priority: int = 0,
+        tools: str | Iterable[str] | None = None,
+        on_error: str | None = None,
+        timeout: float | None = None,
+        stacklevel: int = 3,
+    ) -> Registration:
+        point = as_point(point, f"register {fn!r}")
+        reg = self._validate(point, fn, name, priority, tools, on_error, timeout)
+        with _LOCK:
+            hooks = self._own[point]
+            old = next((r for r in hooks if r.name == name), None) if name is not None else None
+            if old is not None:
+                object.__setattr__(reg, "_order", old._order)
+                object.__setattr__(old, "_registry", None)
+                hooks[hooks.index(old)] = reg
+            else:
+                if name is None and any(_same_plain_function(r.callback, fn) for r in hooks):
+                    msg = (
+                        f"{reg.name!r} is already registered at {point}; registering it again runs it twice. "
+                        "Pass name= to replace it instead (the re-run notebook cell case)."
+                    )
+                    warnings.warn(msg, DuplicateHookWarning, stacklevel=stacklevel)
+                hooks.append(reg)
+            self._changed(point)
+        if old is not None:
+            log("info", "hook_replaced", point=point.value, hook=reg.name)
+        elif debug_enabled():
+            log("debug", "hook_registered", point=point.value, hook=reg.name)
+        return reg
+
+    def _validate(  # noqa: PLR0913 -- one check per option, each with its message
+        self,
+        point: HookPoint,
+        fn: object,
+        name: str | None,
+        priority: int,
+        tools: str | Iterable[str] | None,
+        on_error: str | None,
+        timeout: float | None,
+    ) -> Registration:
+        what = f"register {fn!r} at {point}"
+
+        def type_error(msg: str) -> HookTypeError:
+            return HookTypeError(f"Cannot {what}: {msg}", point=point, callback=fn)
+
+        def value_error(msg: str) -> HookValueError:
+            return HookValueError(f"Cannot {what}: {msg}", point=point, callback=fn)
+
+        if not callable(fn):
+            msg = f"Cannot {what}: it is not callable. Pass a function taking one {point.context.__name__}."
+            raise HookSignatureError(msg, point=point, callback=fn)
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError):  # some builtins have none: trust them
+            signature = None
+        if signature is not None:
+            try:
+                signature.bind(None)
+            except TypeError:
+                msg = (
+                    f"Cannot {what}: it must accept exactly one positional argument, the "
+                    f"{point.context.__name__}, but its signature is {signature}. "
+                    "Read what you need from that one context."
+                )
+                raise HookSignatureError(msg, point=point, callback=fn) from None
+        if name is not None and not isinstance(name, str):
+            raise type_error(f"name= must be a str, not {type(name).__name__}.")
+        if name == "":
+            raise value_error("name= is empty. Give a non-empty name, or omit it to use the function's name.")
+        if not isinstance(priority, int) or isinstance(priority, bool):
+            raise type_error(f"priority= must be an int, not {type(priority).__name__}.")
+        policies = _POLICIES[point.style]
+        if on_error is not None and not isinstance(on_error, str):
+            raise type_error(f"on_error= must be one of {policies}, not {type(on_error).__name__}.")
+        if on_error is not None and on_error not in policies:
+            raise value_error(f"on_error={on_error!r} does not apply to {point.style} hooks. Use one of {policies}.")
+        patterns = None
+        if tools is not None:
+            if not point.is_tool_scoped:
+                raise value_error(
+                    f"tools= applies only to tool-scoped points; {point} has no tool_name. Remove tools=."
+                )
+            patterns = (tools,) if isinstance(tools, str) else tuple(tools)
+            if not patterns or not all(isinstance(p, str) and p for p in patterns):
+                raise value_error("tools= must be non-empty tool names or globs. Omit tools= to match every tool.")
+        is_async = _is_async(fn)
+        if timeout is not None:
+            if not isinstance(timeout, int | float) or isinstance(timeout, bool):
+                raise type_error(f"timeout= must be a number of seconds, not {type(timeout).__name__}.")
+            if not is_async:
+                raise value_error("timeout= applies only to async callables. Make the hook async or drop timeout=.")
+            if not (timeout > 0 and math.isfinite(timeout)):
+                raise value_error(f"timeout={timeout!r} must be a positive, finite number of seconds.")
+        return Registration(
+            point=point,
+            name=name if name is not None else _name_of(fn),
+            callback=fn,
+            priority=priority,
+            tools=patterns,
+            on_error=on_error if on_error is not None else policies[0],
+            timeout=float(timeout) if timeout is not None else None,
+            is_async=is_async,
+            _matcher=_matcher(patterns) if patterns else None,
+            _order=next(_ORDER),
+            _registry=self,
+        )
+
+    def _drop(self, reg: Registration) -> None:
+        self._own[reg.point].remove(reg)
+        object.__setattr__(reg, "_registry", None)
+        self._changed(reg.point)
+        if debug_enabled():
+            log("debug", "hook_removed", point=reg.point.value, hook=reg.name)
+
+    def unregister(self, fn_or_name: object, /, point: HookPoint | str | None = None) -> int:
+        """Remove this registry's own hooks registered as `fn_or_name`.
+
+        Args:
+            fn_or_name: A hook name, or a callable matched with ``==`` (so
+                bound methods work).
+            point: Only at this point; by default at every point.
+
+        Returns:
+            How many hooks were removed.
+        """
+        points = list(HookPoint) if point is None else [as_point(point, f"unregister {fn_or_name!r}")]
+        by_name = isinstance(fn_or_name, str)
+        removed = 0
+        with _LOCK:
+            for p in points:
+                for reg in list(self._own[p]):
+                    if (reg.name if by_name else reg.callback) == fn_or_name:
+                        self._drop(reg)
+                        removed += 1
+        return removed
+
+    def clear(self, point: HookPoint | str | None = None) -> None:
+        """Remove this registry's own hooks at `point`; without a point, all of them and every inclusion."""
+        points = list(HookPoint) if point is None else [as_point(point, "clear")]
+        with _LOCK:
+            for p in points:
+                for reg in list(self._own[p]):
+                    self._drop(reg)
+            if point is None:
+                for inclusion in list(self._inclusions):
+                    self._exclude(inclusion)
+
+    def _decorate(self, point: HookPoint, fn: object, options: dict[str, Any]) -> Any:
+        """Register `fn` now (bare decorator), or return a decorator that will."""
+        unknown = set(options) - {"name", "priority", "tools", "on_error", "timeout"}
+        if unknown:
+            msg = (
+                f"Cannot make a {point} decorator: unknown option(s) {sorted(unknown)}. "
+                "Use name, priority, tools, on_error, timeout."
+            )
+            raise HookTypeError(msg, point=point)
+        if fn is not None:
+            self._register(point, fn, **options, stacklevel=4)
+            return fn
+
+        def decorator(fn: object) -> object:
+            self._register(point, fn, **options, stacklevel=3)
+            return fn
+
+        return decorator
+
+    def _misdirected(self, point: object, style: HookStyle, method: str) -> NoReturn:
+        """Raise the error for a dispatch that found no runner: a bad point, or one of another style."""
+        hook_point = as_point(point, f"{method} {point!r}")
+        right = {HookStyle.DECIDE: "decide", HookStyle.TRANSFORM: "transform", HookStyle.OBSERVE: "notify"}
+        prefix = "a" if method.startswith("a") else ""
+        msg = (
+            f"Cannot {method} {hook_point}: its style is {hook_point.style}, not {style}. "
+            f"Call registry.{prefix}{right[hook_point.style]}(...) instead."
+        )
+        raise HookTypeError(msg, point=hook_point)
+
+    # --- resolving a tool call ---------------------------------------------------
+
+    def resolve_tool_call(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
+        """Rewrite a tool call's arguments, then gate the rewritten call.
+
+        Runs ``transform_tool_input``, then ``pre_tool_call_decide`` on the
+        transformed arguments (gates judge what will execute), then on a deny
+        (not an ask) ``permission_denied``. A `StopRun` raised after a rewrite
+        carries the rewritten arguments in ``effective_args``.
+        """
+        self._refuse_sync_resolution()
+        registry = cast("HookRegistry", self)
+        args = registry.transform(HookPoint.TRANSFORM_TOOL_INPUT, ctx)
+        gate_ctx = _gate_context(ctx, args)
+        try:
+            result = registry.decide(HookPoint.PRE_TOOL_CALL_DECIDE, gate_ctx)
+            if result.decision is Decision.DENY:
+                registry.notify(HookPoint.PERMISSION_DENIED, _denied_context(gate_ctx, result))
+        except StopRun as stop:
+            _salvage(stop, ctx, args)
+            raise
+        return ToolCallResolution(args=args, result=result, rewritten=args is not ctx.args)
+
+    async def aresolve_tool_call(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
+        """The async twin of `resolve_tool_call`: awaits async hooks, calls sync ones inline."""
+        registry = cast("HookRegistry", self)
+        args = await registry.atransform(HookPoint.TRANSFORM_TOOL_INPUT, ctx)
+        gate_ctx = _gate_context(ctx, args)
+        try:
+            result = await registry.adecide(HookPoint.PRE_TOOL_CALL_DECIDE, gate_ctx)
+            if result.decision is Decision.DENY:
+                await registry.anotify(HookPoint.PERMISSION_DENIED, _denied_context(gate_ctx, result))
+        except StopRun as stop:
+            _salvage(stop, ctx, args)
+            raise
+        return ToolCallResolution(args=args, result=result, rewritten=args is not ctx.args)
+
+    def _refuse_sync_resolution(self) -> None:
+        for point in _RESOLUTION_POINTS:
+            reg = self._runners[point].async_hook
+            if reg is not None:
+                raise async_refusal(point, reg, "aresolve_tool_call")
+
+    # --- inclusion -----------------------------------------------------------
+
+    def include(self, other: RegistryCore, /, *, priority: int = 0) -> Inclusion:
+        """Run `other`'s hooks here, at `priority`, live: later changes to `other` show at once.
+
+        Raises:
+            IncludeError: `other` is this registry, would close a cycle, or
+                would be reachable twice from here or from a registry that
+                includes this one.
+        """
+        if not isinstance(other, RegistryCore):
+            msg = f"Cannot include {other!r}: only a HookRegistry can be included."
+            raise HookTypeError(msg)
+        if not isinstance(priority, int) or isinstance(priority, bool):
+            msg = f"Cannot include {other!r}: priority= must be an int, not {type(priority).__name__}."
+            raise HookTypeError(msg)
+        with _LOCK:
+            if other is self:
+                msg = f"Cannot include {self!r} into itself: its hooks would run forever."
+                raise IncludeError(msg)
+            below = other._reachable()
+            if self in below:
+                msg = f"Cannot include {other!r}: it already includes this registry, so the inclusion would be a cycle."
+                raise IncludeError(msg)
+            for above in self._ancestors():
+                if above._reachable() & below:
+                    msg = (
+                        f"Cannot include {other!r}: a registry it reaches is already reachable from {above!r}, "
+                        "so its hooks would run twice. Include it in one place only."
+                    )
+                    raise IncludeError(msg)
+            inclusion = Inclusion(self, other, priority)
+            self._inclusions.append(inclusion)
+            other._parents.add(self)
+            for point in HookPoint:
+                if other._has[point]:
+                    self._changed(point)
+        return inclusion
+
+    def _exclude(self, inclusion: Inclusion) -> None:
+        self._inclusions.remove(inclusion)
+        inclusion._parent = None
+        other = inclusion.registry
+        other._parents.discard(self)
+        for point in HookPoint:
+            if other._has[point]:
+                self._changed(point)
+
+    def _reachable(self) -> set[RegistryCore]:
+        found = {self}
+        for inclusion in self._inclusions:
+            found |= inclusion.registry._reachable()
+        return found
+
+    def _ancestors(self) -> set[RegistryCore]:
+        found = {self}
+        for parent in self._parents:
+            found |= parent._ancestors()
+        return found
+
+    # --- compiling ------------------------------------------------------------
+
+    def _changed(self, point: HookPoint) -> None:
+        """Recompile `point` here and in every registry that includes this one."""
+        self._compile(point)
+        for parent in self._parents:
+            parent._changed(point)
+
+    def _compile(self, point: HookPoint) -> None:
+        items: list[tuple[int, int, tuple[Registration, ...]]] = [
+            (-reg.priority, reg._order, (reg,)) for reg in self._own[point]
+        ]
+        items += [(-inc.priority, inc._order, inc.registry._runners[point].hooks) for inc in self._inclusions]
+        items.sort(key=lambda item: item[:2])
+        runners = Runners(point, tuple(itertools.chain.from_iterable(hooks for _, _, hooks in items)))
+        style = point.style
+        self._runners[point] = runners
+        self._plans[style][point] = runners.plan
+        self._aruns[style][point] = runners.arun
+        self._has[point] = bool(runners.hooks)
+
+    # --- introspection --------------------------------------------------------
+
+    def has_hooks(self, point: HookPoint | str, /) -> bool:
+        """Whether a dispatch of `point` would call any hook (included registries count).
+
+        As cheap as a dict read, so a harness can skip building contexts nobody reads.
+        """
+        try:
+            return self._has[point]  # type: ignore[index]  # value strings hash and compare like their point
+        except (KeyError, TypeError):
+            return self._has[as_point(point, "check for hooks")]
+
+    def callbacks(self, point: HookPoint | str, /) -> tuple[Registration, ...]:
+        """The hooks a dispatch of `point` calls, in order, with included registries flattened."""
+        return self._runners[as_point(point, "list callbacks")].hooks
+
+    def __len__(self) -> int:
+        return sum(len(runners.hooks) for runners in self._runners.values())
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{p.value}={len(r.hooks)}" for p, r in self._runners.items() if r.hooks)
+        return f"{type(self).__name__}({counts})"
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            "<tr>"
+            + "".join(
+                f"<td>{html.escape(str(cell))}</td>"
+                for cell in (
+                    reg.point.value,
+                    reg.name,
+                    reg.priority,
+                    ", ".join(reg.tools) if reg.tools else "all",
+                    "async" if reg.is_async else "sync",
+                    reg.on_error,
+                )
+            )
+            + "</tr>"
+            for runners in self._runners.values()
+            for reg in runners.hooks
+        )
+        head = "".join(f"<th>{h}</th>" for h in ("point", "hook", "priority", "tools", "kind", "on_error"))
+        return f"<table><caption>{html.escape(repr(self))}</caption><tr>{head}</tr>{rows}</table>"
