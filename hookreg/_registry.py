@@ -315,7 +315,7 @@ class RegistryCore:
             log("debug", "hook_registered", point=point.value, hook=reg.name)
         return reg
 
-    def _validate(  # noqa: PLR0913 -- one check per option, each with its message
+    def _validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each with its message
         self,
         point: HookPoint,
         fn: object,
