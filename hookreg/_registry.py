@@ -152,11 +152,11 @@ class Inclusion:
 
     __slots__ = ("_order", "_parent", "priority", "registry")
 
-    def __init__(self, parent: RegistryCore, registry: RegistryCore, priority: int) -> None:
+    def __init__(self, parent: RegistryCore, registry: HookRegistry, priority: int) -> None:
         self._parent: RegistryCore | None = parent
         self._order = next(_ORDER)
-        self.registry = registry
-        self.priority = priority
+        self.registry: HookRegistry = registry
+        self.priority: int = priority
 
     def remove(self) -> bool:
         """Undo the inclusion; ``False`` when it was already undone or cleared."""
@@ -507,7 +507,7 @@ class RegistryCore:
 
     # --- inclusion -----------------------------------------------------------
 
-    def include(self, other: RegistryCore, /, *, priority: int = 0) -> Inclusion:
+    def include(self, other: HookRegistry, /, *, priority: int = 0) -> Inclusion:
         """Run `other`'s hooks here, at `priority`, live: later changes to `other` show at once.
 
         Raises:
