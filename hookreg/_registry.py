@@ -60,8 +60,9 @@ def as_point(point: object, doing: str) -> HookPoint:
         except ValueError:
             import difflib  # noqa: PLC0415 -- only on this error path
 
-            close = difflib.get_close_matches(point, list(HookPoint), n=1)
-            hint = f"Did you mean {close[0]!r}?" if close else "See `list(HookPoint)` for the points."
+            values = [p.value for p in HookPoint]
+            close = [v for v in values if point and point in v] or difflib.get_close_matches(point, values)
+            hint = f"Did you mean {' or '.join(map(repr, close[:3]))}?" if close else "See `list(HookPoint)`."
             msg = f"Cannot {doing}: {point!r} is not a hook point. {hint}"
             raise HookValueError(msg, point=point) from None
     msg = f"Cannot {doing}: the point must be a HookPoint or its value string, not {type(point).__name__}."
@@ -217,6 +218,11 @@ def _name_of(fn: object) -> str:
     return f"partial({name})" if target is not fn else name
 
 
+def _label(fn: object) -> str:
+    """How messages name a hook: its name when callable, else its repr."""
+    return repr(_name_of(fn)) if callable(fn) else repr(fn)
+
+
 def _is_async(fn: object) -> bool:
     while isinstance(fn, functools.partial):
         fn = fn.func
@@ -291,7 +297,7 @@ class RegistryCore:
         timeout: float | None = None,
         stacklevel: int = 3,
     ) -> Registration:
-        point = as_point(point, f"register {fn!r}")
+        point = as_point(point, f"register {_label(fn)}")
         reg = self._validate(point, fn, name, priority, tools, on_error, timeout)
         with _LOCK:
             hooks = self._own[point]
@@ -325,7 +331,7 @@ class RegistryCore:
         on_error: str | None,
         timeout: float | None,
     ) -> Registration:
-        what = f"register {fn!r} at {point}"
+        what = f"register {_label(fn)} at {point}"
 
         def type_error(msg: str) -> HookTypeError:
             return HookTypeError(f"Cannot {what}: {msg}", point=point, callback=fn)

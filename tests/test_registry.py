@@ -1,0 +1,425 @@
+"""Registration, handles, replacement, inclusion and introspection (DESIGN §4)."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import warnings
+from collections.abc import Callable
+from typing import Final, cast
+
+import pytest
+from structlog.testing import capture_logs
+
+from hookreg import (
+    DuplicateHookWarning,
+    HookPoint,
+    HookRegistry,
+    HookResult,
+    IncludeError,
+    PostToolCallContext,
+    PreToolCallDecideContext,
+)
+
+GATE: Final = HookPoint.PRE_TOOL_CALL_DECIDE
+
+
+def call(tool: str = "bash", **args: object) -> PreToolCallDecideContext:
+    return PreToolCallDecideContext(tool_name=tool, args=args, call_id="c1")
+
+
+def allow(_: object) -> HookResult:
+    return HookResult.allow()
+
+
+def recorder(log: list[str], name: str, result: HookResult | None = None) -> Callable[[object], HookResult]:
+    def hook(ctx: object) -> HookResult:
+        log.append(name)
+        return result or HookResult.allow()
+
+    hook.__qualname__ = name
+    return hook
+
+
+def names(registry: HookRegistry, point: HookPoint = GATE) -> list[str]:
+    return [reg.name for reg in registry.callbacks(point)]
+
+
+def test_decorator_bare_and_with_options_return_the_function() -> None:
+    """Decorators work bare and with options, and hand back the very function."""
+    registry = HookRegistry()
+
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        return HookResult.allow()
+
+    assert registry.pre_tool_call_decide(gate) is gate
+    assert registry.pre_tool_call_decide(name="named", priority=5, tools="bash")(gate) is gate
+    first, second = registry.callbacks(GATE)
+    assert (first.name, first.priority, first.tools, first.on_error) == ("named", 5, ("bash",), "deny")
+    assert second.name.endswith("gate")
+
+
+def test_register_accepts_value_strings_and_returns_a_handle() -> None:
+    """register() takes a point or its value string; the handle describes the hook."""
+    registry = HookRegistry()
+    reg = registry.register("pre_tool_call_decide", allow, name="a", priority=2)
+    assert (reg.point, reg.name, reg.callback, reg.priority, reg.tools, reg.timeout, reg.is_async) == (
+        GATE,
+        "a",
+        allow,
+        2,
+        None,
+        None,
+        False,
+    )
+    assert registry.has_hooks(GATE)
+    assert registry.has_hooks("pre_tool_call_decide")
+    assert reg.remove() is True
+    assert reg.remove() is False
+    assert not registry.has_hooks(GATE)
+
+
+def test_default_policy_comes_from_the_style() -> None:
+    """on_error defaults: deny for deciders, raise for transforms, ignore for observers."""
+    registry = HookRegistry()
+    assert registry.register(GATE, allow).on_error == "deny"
+    assert registry.register(HookPoint.MODEL_SELECT, lambda ctx: None).on_error == "raise"
+    assert registry.register(HookPoint.POST_TURN, lambda ctx: None).on_error == "ignore"
+
+
+def test_registration_is_read_only() -> None:
+    """A Registration's options cannot be changed in place."""
+    reg = HookRegistry().register(GATE, allow)
+    with pytest.raises(AttributeError, match="read-only"):
+        reg.priority = 3
+
+
+def test_handle_as_context_manager() -> None:
+    """A registration used with `with` is removed on exit."""
+    registry = HookRegistry()
+    with registry.register(GATE, allow) as reg:
+        assert registry.callbacks(GATE) == (reg,)
+    assert registry.callbacks(GATE) == ()
+    assert reg.remove() is False
+
+
+def test_priority_then_registration_order() -> None:
+    """Higher priority runs first; equal priorities keep registration order."""
+    registry = HookRegistry()
+    log: list[str] = []
+    for name, priority in [("a", 0), ("b", 10), ("c", 0), ("d", 10), ("e", -1)]:
+        registry.register(GATE, recorder(log, name), name=name, priority=priority)
+    registry.decide(GATE, call())
+    assert log == ["b", "d", "a", "c", "e"]
+    assert names(registry) == log
+
+
+def test_replacement_by_explicit_name_keeps_place() -> None:
+    """An explicit existing name replaces the earliest hook in place and logs hook_replaced."""
+    registry = HookRegistry()
+    log: list[str] = []
+    registry.register(GATE, recorder(log, "a"), name="a")
+    old = registry.register(GATE, recorder(log, "b"), name="b")
+    registry.register(GATE, recorder(log, "c"), name="c")
+    with capture_logs() as logs:
+        new = registry.register(GATE, recorder(log, "b2"), name="b")
+    assert logs == [{"event": "hook_replaced", "point": "pre_tool_call_decide", "hook": "b", "log_level": "info"}]
+    registry.decide(GATE, call())
+    assert log == ["a", "b2", "c"]
+    assert old.remove() is False
+    assert new.remove() is True
+
+
+def test_replacement_applies_new_priority() -> None:
+    """A replacement takes its own priority, keeping the old position among equals."""
+    registry = HookRegistry()
+    registry.register(GATE, allow, name="a")
+    registry.register(GATE, allow, name="b")
+    registry.register(GATE, allow, name="a", priority=-1)
+    assert names(registry) == ["b", "a"]
+
+
+def test_replacement_targets_defaulted_names_too() -> None:
+    """name= replaces a hook whose name was defaulted from its function."""
+    registry = HookRegistry()
+    registry.register(GATE, allow)
+    registry.register(GATE, lambda ctx: HookResult.deny("x"), name=allow.__qualname__)
+    assert len(registry) == 1
+    assert registry.decide(GATE, call()).reason == "x"
+
+
+def test_duplicate_plain_function_warns_but_registers() -> None:
+    """Re-registering the same plain function without name= warns and still registers."""
+    registry = HookRegistry()
+    registry.register(GATE, allow)
+    with pytest.warns(DuplicateHookWarning, match="name="):
+        registry.register(GATE, allow)
+    assert len(registry) == 2
+
+
+def test_rerun_notebook_cell_warns_for_an_equal_function() -> None:
+    """A redefined function with the same code (a re-run cell) warns; the warning points at the caller."""
+    registry = HookRegistry()
+    source = "def gate(ctx):\n    return None\n"
+    first: dict[str, object] = {"__name__": "cell"}
+    second: dict[str, object] = {"__name__": "cell"}
+    exec(source, first)  # simulates running a notebook cell twice
+    exec(source, second)
+    registry.register(HookPoint.MODEL_SELECT, cast("Callable[[object], object]", first["gate"]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry.model_select(cast("Callable[[object], None]", second["gate"]))
+    assert [w.category for w in caught] == [DuplicateHookWarning]
+    assert caught[0].filename == __file__
+
+
+def test_closures_and_named_duplicates_never_warn() -> None:
+    """Closures are distinct hooks, and an explicit name replaces instead of warning."""
+    registry = HookRegistry()
+    for _ in range(2):
+        registry.register(GATE, recorder([], "same"))
+    registry.register(GATE, allow, name="x")
+    registry.register(GATE, allow, name="x")
+    assert len(registry) == 3
+
+
+def test_unregister_by_name_callable_and_bound_method() -> None:
+    """unregister matches names or callables by ==, so bound methods work; it counts removals."""
+
+    class Gate:
+        def check(self, ctx: PreToolCallDecideContext) -> HookResult:
+            return HookResult.allow()
+
+    gate = Gate()
+    registry = HookRegistry()
+    registry.register(GATE, gate.check)
+    registry.register(GATE, allow, name="named")
+    registry.register(HookPoint.PRE_TURN, allow, name="named")
+    assert registry.unregister(gate.check) == 1
+    assert registry.unregister("named", point=GATE) == 1
+    assert registry.unregister("named") == 1
+    assert registry.unregister("missing") == 0
+    assert len(registry) == 0
+
+
+def test_unregister_and_clear_touch_only_own_hooks() -> None:
+    """unregister and clear(point) leave included registries alone; clear() also drops inclusions."""
+    inner = HookRegistry()
+    inner.register(GATE, allow, name="inner")
+    outer = HookRegistry()
+    outer.register(GATE, allow, name="outer")
+    inclusion = outer.include(inner)
+    assert outer.unregister("inner") == 0
+    outer.clear(GATE)
+    assert names(outer) == ["inner"]
+    outer.register(GATE, allow, name="outer")
+    outer.clear()
+    assert len(outer) == 0
+    assert inclusion.remove() is False
+    assert names(inner) == ["inner"]
+
+
+def test_clear_makes_handles_stale() -> None:
+    """A cleared hook's handle reports it already gone."""
+    registry = HookRegistry()
+    reg = registry.register(GATE, allow)
+    registry.clear()
+    assert reg.remove() is False
+
+
+def test_tools_filter_exact_and_globs() -> None:
+    """tools= takes exact names or case-sensitive globs; a bare string is one pattern."""
+    registry = HookRegistry()
+    log: list[str] = []
+    registry.register(GATE, recorder(log, "shell"), tools=["bash", "shell_*"])
+    registry.register(GATE, recorder(log, "one"), tools="read_file")
+    for tool in ["bash", "shell_run", "Shell_run", "read_file", "read_files", "ls"]:
+        registry.decide(GATE, call(tool))
+    assert log == ["shell", "shell", "one"]
+
+
+def test_filtered_out_hooks_do_not_count_as_run() -> None:
+    """on_interaction denies when its only hook is filtered out: nobody approved."""
+    from hookreg import OnInteractionContext
+
+    registry = HookRegistry()
+    registry.register(HookPoint.ON_INTERACTION, allow, tools="bash")
+    for tool in ["ls", None]:
+        ctx = OnInteractionContext(question="ok?", options=["yes", "no"], tool_name=tool)
+        assert registry.decide(HookPoint.ON_INTERACTION, ctx).reason == "no interaction hook"
+    ctx = OnInteractionContext(question="ok?", options=[], tool_name="bash")
+    assert registry.decide(HookPoint.ON_INTERACTION, ctx).allowed
+
+
+def test_include_runs_at_its_position_and_priority() -> None:
+    """An included registry's hooks run at the inclusion's place, in its own order."""
+    log: list[str] = []
+    policy = HookRegistry()
+    policy.register(GATE, recorder(log, "p1"), name="p1")
+    policy.register(GATE, recorder(log, "p0"), name="p0", priority=9)
+    app = HookRegistry()
+    app.register(GATE, recorder(log, "a"), name="a")
+    app.include(policy)
+    app.register(GATE, recorder(log, "b"), name="b")
+    app.register(GATE, recorder(log, "first"), name="first", priority=1)
+    app.decide(GATE, call())
+    assert log == ["first", "a", "p0", "p1", "b"]
+    assert names(app) == log
+    assert len(app) == 5
+
+
+def test_include_is_live_and_removable() -> None:
+    """Later changes to an included registry show at once; removing the inclusion undoes it."""
+    inner = HookRegistry()
+    outer = HookRegistry()
+    middle = HookRegistry()
+    middle.include(inner)
+    with outer.include(middle, priority=3) as inclusion:
+        assert (inclusion.registry, inclusion.priority) == (middle, 3)
+        assert not outer.has_hooks(GATE)
+        reg = inner.register(GATE, lambda ctx: HookResult.deny("inner says no"))
+        assert outer.has_hooks(GATE)
+        assert outer.decide(GATE, call()).reason == "inner says no"
+        reg.remove()
+        assert not outer.has_hooks(GATE)
+        inner.register(GATE, allow)
+    assert not outer.has_hooks(GATE)
+    assert inclusion.remove() is False
+
+
+def test_include_refuses_self_cycles_and_double_reach() -> None:
+    """include() refuses itself, a cycle, and any registry reachable twice."""
+    a, b, c, d = HookRegistry(), HookRegistry(), HookRegistry(), HookRegistry()
+    with pytest.raises(IncludeError, match="into itself") as info:
+        a.include(a)
+    assert isinstance(info.value, ValueError)
+    a.include(b)
+    b.include(c)
+    with pytest.raises(IncludeError, match="cycle"):
+        c.include(a)
+    with pytest.raises(IncludeError, match="twice"):
+        a.include(c)  # already reachable through b
+    with pytest.raises(IncludeError, match="twice"):
+        a.include(b)
+    d.include(c)
+    with pytest.raises(IncludeError, match="twice"):
+        a.include(d)  # c would be reachable from a twice
+
+
+def test_introspection_repr_len_and_html() -> None:
+    """repr counts hooks per point; len counts dispatchable hooks; the HTML lists them."""
+    registry = HookRegistry()
+    assert repr(registry) == "HookRegistry()"
+    registry.register(GATE, allow, name="<gate>")
+    registry.register(HookPoint.POST_TOOL_CALL, lambda ctx: None, name="audit")
+    assert repr(registry) == "HookRegistry(pre_tool_call_decide=1, post_tool_call=1)"
+    assert len(registry) == 2
+    page = registry._repr_html_()
+    assert "&lt;gate&gt;" in page
+    assert "audit" in page
+
+
+def test_registration_logs_only_when_debug_is_enabled() -> None:
+    """hook_registered / hook_removed are debug events, built only when DEBUG is on."""
+    registry = HookRegistry()
+    logger = logging.getLogger("hookreg")
+    with capture_logs() as quiet:
+        registry.register(GATE, allow).remove()
+    assert quiet == []
+    logger.setLevel(logging.DEBUG)
+    try:
+        with capture_logs() as logs:
+            registry.register(GATE, allow, name="g").remove()
+    finally:
+        logger.setLevel(logging.NOTSET)
+    assert [e["event"] for e in logs] == ["hook_registered", "hook_removed"]
+    assert logs[0] == {"event": "hook_registered", "point": "pre_tool_call_decide", "hook": "g", "log_level": "debug"}
+
+
+def test_async_detection() -> None:
+    """async def functions, async __call__ objects and partials of either count as async."""
+
+    async def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        return HookResult.allow()
+
+    class Gate:
+        async def __call__(self, ctx: PreToolCallDecideContext) -> HookResult:
+            return HookResult.allow()
+
+    def two(ctx: PreToolCallDecideContext, extra: int) -> HookResult:
+        return HookResult.allow()
+
+    registry = HookRegistry()
+    assert registry.register(GATE, gate).is_async
+    assert registry.register(GATE, Gate()).is_async
+    assert registry.register(GATE, functools.partial(gate)).is_async
+    assert not registry.register(GATE, functools.partial(two, extra=1)).is_async
+    assert not registry.register(GATE, allow).is_async
+
+
+def test_hook_may_change_registry_during_dispatch() -> None:
+    """A hook that registers or removes hooks affects the next dispatch, not the running one."""
+    registry = HookRegistry()
+    log: list[str] = []
+
+    def late(ctx: PreToolCallDecideContext) -> HookResult:
+        log.append("late")
+        return HookResult.allow()
+
+    def first(ctx: PreToolCallDecideContext) -> HookResult:
+        log.append("first")
+        registry.register(GATE, late)
+        own.remove()
+        return HookResult.allow()
+
+    own = registry.register(GATE, first)
+    registry.decide(GATE, call())
+    assert log == ["first"]
+    registry.decide(GATE, call())
+    assert log == ["first", "late"]
+
+
+def test_threads_dispatch_while_others_register_and_remove() -> None:
+    """A bounded stress run: dispatchers never fail, and no registration is lost."""
+    registry = HookRegistry()
+    keeper_count = 100
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    seen: list[int] = []
+
+    def dispatcher() -> None:
+        ctx = PostToolCallContext(
+            tool_name="t", args={}, call_id="c", result="", raw_result=None, duration_ms=0.0, metadata={}
+        )
+        try:
+            while not stop.is_set():
+                registry.notify(HookPoint.POST_TOOL_CALL, ctx)
+                seen.append(len(registry.callbacks(HookPoint.POST_TOOL_CALL)))
+        except BaseException as exc:  # noqa: BLE001 -- collected for the assertion below
+            errors.append(exc)
+
+    def churner(tag: int) -> None:
+        try:
+            for i in range(keeper_count):
+                registry.register(HookPoint.POST_TOOL_CALL, lambda ctx: None, name=f"keep-{tag}-{i}")
+                temp = registry.register(HookPoint.POST_TOOL_CALL, lambda ctx: None, name=f"temp-{tag}-{i}")
+                registry.register(GATE, lambda ctx: HookResult.allow(), name=f"gate-{tag}-{i}").remove()
+                assert temp.remove()
+        except BaseException as exc:  # noqa: BLE001 -- collected for the assertion below
+            errors.append(exc)
+
+    readers = [threading.Thread(target=dispatcher) for _ in range(2)]
+    writers = [threading.Thread(target=churner, args=(tag,)) for tag in range(3)]
+    for thread in readers + writers:
+        thread.start()
+    for thread in writers:
+        thread.join()
+    stop.set()
+    for thread in readers:
+        thread.join()
+    assert errors == []
+    kept = sorted(reg.name for reg in registry.callbacks(HookPoint.POST_TOOL_CALL))
+    assert kept == sorted(f"keep-{t}-{i}" for t in range(3) for i in range(keeper_count))
+    assert not registry.has_hooks(GATE)
+    assert seen
