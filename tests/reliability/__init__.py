@@ -1,0 +1,1 @@
+"""Reliability tests: fault matrix, concurrency, laws, bad inputs, leaks and log hygiene."""
