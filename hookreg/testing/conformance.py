@@ -110,9 +110,14 @@ class RecordingTool:
         self.calls: list[dict[str, object]] = []
 
     def __call__(self, **kwargs: object) -> str:
-        """Record the call, then behave like `echo`."""
-        self.calls.append(dict(kwargs))
+        """Record the call (without arguments equal to echo's defaults), then behave like `echo`."""
+        self.calls.append(_explicit(kwargs))
         return echo(**kwargs)  # type: ignore[arg-type]  # the driver passes echo's own arguments
+
+
+def _explicit(args: Mapping[str, object]) -> dict[str, object]:
+    """Drop arguments equal to echo's defaults: frameworks differ in whether they fill defaults in."""
+    return {key: value for key, value in args.items() if not (key in {"prefix", "suffix"} and value == "")}
 
 
 @dataclass(frozen=True)
@@ -210,7 +215,7 @@ def _input_transforms_chain(driver: Driver) -> None:
 
     @setup.registry.pre_tool_call_decide(tools=TOOL_NAME)
     def gate(ctx: PreToolCallDecideContext) -> HookResult:
-        gated.append(dict(ctx.args))
+        gated.append(_explicit(ctx.args))
         return HookResult.allow()
 
     seen = _run(setup, driver, {"text": "hello"})
@@ -261,7 +266,7 @@ def _observers_fire_once(driver: Driver) -> None:
         and ctx.tool_name == TOOL_NAME
         and ctx.result == "hello"
         and ctx.raw_result == "hello"
-        and dict(ctx.args) == {"text": "hello"},
+        and _explicit(ctx.args) == {"text": "hello"},
         f"post_tool_call saw {ctx!r}",
     )
     _expect(setup.seen("failure") == [] and setup.seen("denied") == [], "a failure or denial observer fired")
