@@ -1,0 +1,440 @@
+"""Run a hookreg registry as LangChain v1 agent middleware (``pip install 'hookreg[langchain]'``).
+
+Pass `HookregMiddleware` to ``langchain.agents.create_agent(..., middleware=[...])``.
+A *session* is one agent invocation and a *turn* is one model call (turn 1 is
+the first); the tool calls a model answer asks for belong to its turn.
+
+Where each hook point runs:
+
+- ``on_session_start``, ``user_prompt_submit``: ``before_agent``; a deny ends
+  the run with its reason as the agent's answer.
+- ``pre_turn``: ``before_model``; a deny ends the run the same way.
+- ``model_turn_finished``, ``post_turn``, ``stop``: ``after_model``.
+  ``repeat()`` drops the answer and asks again; ``retry_with_feedback`` keeps
+  it and adds the feedback as a user message. ``stop`` runs when the answer
+  calls no tool; a deny adds its reason as a user message and calls the model
+  again.
+- ``transform_tool_input``, ``pre_tool_call_decide``, ``permission_denied``,
+  ``on_interaction``: ``wrap_tool_call``, before the tool. A deny (or an
+  ``ask`` that no ``on_interaction`` hook allows) returns an error
+  ``ToolMessage`` carrying the reason, and the tool never runs.
+- ``post_tool_call_failure``, ``on_tool_error``: the tool raised. The failure
+  is observed; with ``on_tool_error`` hooks their text reaches the model as an
+  error ``ToolMessage``, without them the exception propagates, as LangChain
+  does by default.
+- ``transform_tool_result``, ``post_tool_call``: the tool returned a
+  ``ToolMessage``; its text is rewritten, then observed (``raw_result`` is the
+  message's ``artifact``, or its content when it has none).
+- ``on_session_end``: ``after_agent``, with a ``completed`` outcome.
+
+``invoke``/``stream`` dispatch with the registry's sync methods (an async hook
+there raises `hookreg.AsyncHookError`); ``ainvoke``/``astream`` use the
+``a``-methods, which run sync and async hooks alike. A `hookreg.StopRun` raised
+by a hook propagates out of ``invoke``. One middleware instance tracks one run
+at a time: give concurrent runs their own instance (they can share a registry).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, cast
+
+from hookreg import (
+    Decision,
+    HookPoint,
+    HookRegistry,
+    HookResult,
+    ModelTurnFinishedContext,
+    OnInteractionContext,
+    OnSessionEndContext,
+    OnSessionStartContext,
+    OnToolErrorContext,
+    PermissionDeniedContext,
+    PostToolCallContext,
+    PostToolCallFailureContext,
+    PostTurnContext,
+    PreToolCallDecideContext,
+    PreTurnContext,
+    RunContext,
+    RunOutcome,
+    StopContext,
+    ToolCallRequest,
+    ToolErrorKind,
+    TransformToolResultContext,
+    TurnAction,
+    UserPromptSubmitContext,
+)
+from hookreg.adapters import _missing_framework
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+    from langchain.agents.middleware import ToolCallRequest as LangChainToolCall
+    from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
+    from langgraph.errors import GraphBubbleUp
+    from langgraph.prebuilt.tool_node import ToolInvocationError
+    from langgraph.runtime import Runtime
+    from langgraph.types import Command
+except ImportError as error:  # pragma: no cover - exercised by a test that hides the framework
+    raise _missing_framework("langchain", "langchain", error) from error
+
+__all__ = ["HookregMiddleware"]
+
+_ToolResponse = ToolMessage | Command[Any]
+_Update = dict[str, Any] | None
+
+
+class _Continuations(int):
+    """How many times ``stop`` kept this run going (kept in the run's scratchpad)."""
+
+
+def _messages(state: Mapping[str, Any]) -> list[AnyMessage]:
+    return cast("list[AnyMessage]", state.get("messages", []))
+
+
+def _turn(state: Mapping[str, Any]) -> int:
+    """The number of model answers so far: the current turn once the model has answered."""
+    return sum(isinstance(m, AIMessage) for m in _messages(state))
+
+
+def _prompt(state: Mapping[str, Any]) -> str:
+    """The text of the latest user message."""
+    return next((m.text for m in reversed(_messages(state)) if isinstance(m, HumanMessage)), "")
+
+
+def _ended(reason: str) -> dict[str, Any]:
+    """A state update that ends the run with `reason` as the agent's answer."""
+    return {"messages": [AIMessage(content=reason)], "jump_to": "end"}
+
+
+def _denial(result: HookResult) -> str:
+    """What the model reads for a refused tool call (never empty: an empty text would look like a result)."""
+    return result.reason or f"The tool call was denied by {result.decided_by or 'a hook'}."
+
+
+def _interaction(ctx: PreToolCallDecideContext, ask: HookResult) -> OnInteractionContext:
+    return OnInteractionContext(question=ask.reason, options=("allow", "deny"), tool_name=ctx.tool_name, run=ctx.run)
+
+
+def _refused(ctx: PreToolCallDecideContext, answer: HookResult) -> PermissionDeniedContext:
+    return PermissionDeniedContext(
+        tool_name=ctx.tool_name,
+        args=ctx.args,
+        call_id=ctx.call_id,
+        reason=answer.reason,
+        decided_by=answer.decided_by,
+        run=ctx.run,
+    )
+
+
+def _error_message(ctx: PreToolCallDecideContext, text: str) -> ToolMessage:
+    """An error `ToolMessage`: what the model reads for a refused or failed call."""
+    return ToolMessage(content=text, tool_call_id=ctx.call_id, name=ctx.tool_name, status="error")
+
+
+def _kind(error: Exception) -> ToolErrorKind:
+    return ToolErrorKind.INVALID_ARGS if isinstance(error, ToolInvocationError) else ToolErrorKind.EXCEPTION
+
+
+class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+    """LangChain agent middleware that dispatches a hookreg registry's hooks.
+
+    Example:
+        >>> from hookreg import HookRegistry
+        >>> middleware = HookregMiddleware(HookRegistry())
+        >>> middleware.name
+        'hookreg'
+
+    Args:
+        registry: The hooks to run; later changes to it apply to the next dispatch.
+    """
+
+    def __init__(self, registry: HookRegistry) -> None:
+        if not isinstance(registry, HookRegistry):
+            msg = (
+                f"Cannot build HookregMiddleware from {registry!r}: it is not a HookRegistry. "
+                "Pass the hookreg.HookRegistry holding your hooks."
+            )
+            raise TypeError(msg)
+        self.registry = registry
+        self._run = RunContext()
+
+    @property
+    def name(self) -> str:
+        """The middleware's name in the agent graph: ``"hookreg"``."""
+        return "hookreg"
+
+    def _at(self, state: Mapping[str, Any], turn: int | None = None) -> RunContext:
+        """The run context for `turn` (default: the turn of the latest model answer)."""
+        return dataclasses.replace(self._run, turn=_turn(state) if turn is None else turn)
+
+    def _start(self, runtime: Runtime[Any], prompt: str) -> OnSessionStartContext:
+        """Begin a new run: the LangGraph thread (or run) id is the session id when there is one."""
+        info = runtime.execution_info
+        session = (info.thread_id or info.run_id or "") if info is not None else ""
+        self._run = RunContext(session_id=session)
+        return OnSessionStartContext(session_id=self._run.session_id, goal=prompt, run=self._run)
+
+    # --- before_agent: on_session_start, user_prompt_submit ---------------------
+
+    @hook_config(can_jump_to=["end"])
+    def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Fire ``on_session_start`` and gate the prompt with ``user_prompt_submit``."""
+        prompt = _prompt(state)
+        self.registry.notify(HookPoint.ON_SESSION_START, self._start(runtime, prompt))
+        result = self.registry.decide(
+            HookPoint.USER_PROMPT_SUBMIT, UserPromptSubmitContext(content=prompt, run=self._run)
+        )
+        return None if result.allowed else _ended(_denial(result))
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Async twin of `before_agent`."""
+        prompt = _prompt(state)
+        await self.registry.anotify(HookPoint.ON_SESSION_START, self._start(runtime, prompt))
+        result = await self.registry.adecide(
+            HookPoint.USER_PROMPT_SUBMIT, UserPromptSubmitContext(content=prompt, run=self._run)
+        )
+        return None if result.allowed else _ended(_denial(result))
+
+    # --- before_model: pre_turn ---------------------------------------------------
+
+    def _pre_turn(self, state: AgentState[Any]) -> PreTurnContext:
+        turn = _turn(state) + 1
+        return PreTurnContext(prompt=_prompt(state), turn=turn, run=self._at(state, turn))
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Gate the coming model call with ``pre_turn``."""
+        result = self.registry.decide(HookPoint.PRE_TURN, self._pre_turn(state))
+        return None if result.allowed else _ended(_denial(result))
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Async twin of `before_model`."""
+        result = await self.registry.adecide(HookPoint.PRE_TURN, self._pre_turn(state))
+        return None if result.allowed else _ended(_denial(result))
+
+    # --- after_model: model_turn_finished, post_turn, stop -----------------------
+
+    def _finished(self, state: AgentState[Any]) -> tuple[AIMessage | None, ModelTurnFinishedContext]:
+        answer = next((m for m in reversed(_messages(state)) if isinstance(m, AIMessage)), None)
+        calls = answer.tool_calls if answer is not None else []
+        usage = answer.usage_metadata if answer is not None else None
+        metadata = answer.response_metadata if answer is not None else {}
+        ctx = ModelTurnFinishedContext(
+            turn=_turn(state),
+            text=answer.text if answer is not None else "",
+            tool_calls=[ToolCallRequest(c["id"] or "", c["name"], c["args"]) for c in calls],
+            finish_reason=metadata.get("finish_reason") or metadata.get("stop_reason"),
+            max_tokens=None,
+            usage={k: v for k, v in (usage or {}).items() if isinstance(v, int)},
+            run=self._at(state),
+        )
+        return answer, ctx
+
+    def _steer(self, answer: AIMessage | None, action: TurnAction) -> _Update:
+        """The state update for a non-continue `action`, or ``None`` to go on."""
+        if action.kind == "repeat" and answer is not None and answer.id is not None:
+            return {"messages": [RemoveMessage(id=answer.id)], "jump_to": "model"}
+        if action.kind == "feedback":
+            return {"messages": [HumanMessage(content=action.feedback or "")], "jump_to": "model"}
+        return None
+
+    def _stop(self, ctx: ModelTurnFinishedContext) -> StopContext:
+        count = ctx.run.scratchpad.get(_Continuations) or 0
+        return StopContext(response_text=ctx.text, continuation_count=count, run=ctx.run)
+
+    @staticmethod
+    def _keep_going(stop: StopContext, result: HookResult) -> _Update:
+        if result.allowed:
+            return None
+        stop.run.scratchpad.update(_Continuations, lambda n: _Continuations(n + 1))
+        return {"messages": [HumanMessage(content=_denial(result))], "jump_to": "model"}
+
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Judge the answer (``model_turn_finished``), observe it (``post_turn``), and gate stopping (``stop``)."""
+        answer, ctx = self._finished(state)
+        steer = self._steer(answer, self.registry.decide(HookPoint.MODEL_TURN_FINISHED, ctx))
+        if steer is not None:
+            return steer
+        self.registry.notify(HookPoint.POST_TURN, PostTurnContext(turn=ctx.turn, response_text=ctx.text, run=ctx.run))
+        if ctx.tool_calls:
+            return None
+        stop = self._stop(ctx)
+        return self._keep_going(stop, self.registry.decide(HookPoint.STOP, stop))
+
+    @hook_config(can_jump_to=["model"])
+    async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Async twin of `after_model`."""
+        answer, ctx = self._finished(state)
+        steer = self._steer(answer, await self.registry.adecide(HookPoint.MODEL_TURN_FINISHED, ctx))
+        if steer is not None:
+            return steer
+        post = PostTurnContext(turn=ctx.turn, response_text=ctx.text, run=ctx.run)
+        await self.registry.anotify(HookPoint.POST_TURN, post)
+        if ctx.tool_calls:
+            return None
+        stop = self._stop(ctx)
+        return self._keep_going(stop, await self.registry.adecide(HookPoint.STOP, stop))
+
+    # --- after_agent: on_session_end ---------------------------------------------
+
+    def _end(self, state: AgentState[Any]) -> OnSessionEndContext:
+        outcome = RunOutcome(status="completed", turns=_turn(state))
+        return OnSessionEndContext(session_id=self._run.session_id, outcome=outcome, run=self._at(state))
+
+    def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Fire ``on_session_end``."""
+        self.registry.notify(HookPoint.ON_SESSION_END, self._end(state))
+        return None
+
+    async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Async twin of `after_agent`."""
+        await self.registry.anotify(HookPoint.ON_SESSION_END, self._end(state))
+        return None
+
+    # --- wrap_tool_call: the tool points -----------------------------------------
+
+    def _call(self, request: LangChainToolCall) -> PreToolCallDecideContext:
+        call = request.tool_call
+        state = request.state if isinstance(request.state, Mapping) else {}
+        return PreToolCallDecideContext(
+            tool_name=call["name"], args=call["args"], call_id=call["id"] or "", run=self._at(state)
+        )
+
+    @staticmethod
+    def _rewrite(request: LangChainToolCall, args: Mapping[str, object], rewritten: bool) -> LangChainToolCall:
+        return request.override(tool_call={**request.tool_call, "args": dict(args)}) if rewritten else request
+
+    @staticmethod
+    def _result(ctx: PreToolCallDecideContext, response: ToolMessage) -> TransformToolResultContext:
+        raw = response.artifact if response.artifact is not None else response.content
+        return TransformToolResultContext(
+            tool_name=ctx.tool_name,
+            args=ctx.args,
+            call_id=ctx.call_id,
+            raw_result=raw,
+            presentation=response.text,
+            run=ctx.run,
+        )
+
+    @staticmethod
+    def _post(
+        result: TransformToolResultContext, response: ToolMessage, presentation: str, started: float
+    ) -> PostToolCallContext:
+        return PostToolCallContext(
+            tool_name=result.tool_name,
+            args=result.args,
+            call_id=result.call_id,
+            result=presentation,
+            raw_result=result.raw_result,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            metadata={"status": response.status},
+            run=result.run,
+        )
+
+    @staticmethod
+    def _presented(response: ToolMessage, result: TransformToolResultContext, presentation: str) -> ToolMessage:
+        if presentation is result.presentation:
+            return response
+        return response.model_copy(update={"content": presentation})
+
+    @staticmethod
+    def _failure(ctx: PreToolCallDecideContext, error: Exception, started: float) -> PostToolCallFailureContext:
+        return PostToolCallFailureContext(
+            tool_name=ctx.tool_name,
+            args=ctx.args,
+            call_id=ctx.call_id,
+            error=error,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            run=ctx.run,
+        )
+
+    @staticmethod
+    def _explained(ctx: PreToolCallDecideContext, error: Exception) -> OnToolErrorContext:
+        # LangChain's own text for a handled tool error (ToolNode's TOOL_CALL_ERROR_TEMPLATE).
+        message = f"Error: {error!r}\n Please fix your mistakes."
+        return OnToolErrorContext(
+            tool_name=ctx.tool_name,
+            args=ctx.args,
+            call_id=ctx.call_id,
+            error=error,
+            kind=_kind(error),
+            message=message,
+            run=ctx.run,
+        )
+
+    def _gate(self, ctx: PreToolCallDecideContext) -> tuple[PreToolCallDecideContext, HookResult, bool]:
+        resolution = self.registry.resolve_tool_call(ctx)
+        ctx = dataclasses.replace(ctx, args=resolution.args)
+        result = resolution.result
+        if result.decision is Decision.ASK:
+            answer = self.registry.decide(HookPoint.ON_INTERACTION, _interaction(ctx, result))
+            if not answer.allowed:
+                self.registry.notify(HookPoint.PERMISSION_DENIED, _refused(ctx, answer))
+            result = answer
+        return ctx, result, resolution.rewritten
+
+    async def _agate(self, ctx: PreToolCallDecideContext) -> tuple[PreToolCallDecideContext, HookResult, bool]:
+        resolution = await self.registry.aresolve_tool_call(ctx)
+        ctx = dataclasses.replace(ctx, args=resolution.args)
+        result = resolution.result
+        if result.decision is Decision.ASK:
+            answer = await self.registry.adecide(HookPoint.ON_INTERACTION, _interaction(ctx, result))
+            if not answer.allowed:
+                await self.registry.anotify(HookPoint.PERMISSION_DENIED, _refused(ctx, answer))
+            result = answer
+        return ctx, result, resolution.rewritten
+
+    def wrap_tool_call(
+        self, request: LangChainToolCall, handler: Callable[[LangChainToolCall], _ToolResponse]
+    ) -> _ToolResponse:
+        """Gate and rewrite the call, run the tool, then rewrite and observe its result or failure."""
+        ctx, verdict, rewritten = self._gate(self._call(request))
+        if not verdict.allowed:
+            return _error_message(ctx, _denial(verdict))
+        started = time.perf_counter()
+        try:
+            response = handler(self._rewrite(request, ctx.args, rewritten))
+        except GraphBubbleUp:
+            raise  # LangGraph's interrupts are control flow, not failures
+        except Exception as error:
+            self.registry.notify(HookPoint.POST_TOOL_CALL_FAILURE, self._failure(ctx, error, started))
+            if not self.registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+                raise
+            text = self.registry.transform(HookPoint.ON_TOOL_ERROR, self._explained(ctx, error))
+            return _error_message(ctx, text)
+        if not isinstance(response, ToolMessage):
+            return response  # a Command steers the graph; there is no text to rewrite
+        result = self._result(ctx, response)
+        presentation = self.registry.transform(HookPoint.TRANSFORM_TOOL_RESULT, result)
+        self.registry.notify(HookPoint.POST_TOOL_CALL, self._post(result, response, presentation, started))
+        return self._presented(response, result, presentation)
+
+    async def awrap_tool_call(
+        self, request: LangChainToolCall, handler: Callable[[LangChainToolCall], Awaitable[_ToolResponse]]
+    ) -> _ToolResponse:
+        """Async twin of `wrap_tool_call`."""
+        ctx, verdict, rewritten = await self._agate(self._call(request))
+        if not verdict.allowed:
+            return _error_message(ctx, _denial(verdict))
+        started = time.perf_counter()
+        try:
+            response = await handler(self._rewrite(request, ctx.args, rewritten))
+        except GraphBubbleUp:
+            raise  # LangGraph's interrupts are control flow, not failures
+        except Exception as error:
+            await self.registry.anotify(HookPoint.POST_TOOL_CALL_FAILURE, self._failure(ctx, error, started))
+            if not self.registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+                raise
+            text = await self.registry.atransform(HookPoint.ON_TOOL_ERROR, self._explained(ctx, error))
+            return _error_message(ctx, text)
+        if not isinstance(response, ToolMessage):
+            return response  # a Command steers the graph; there is no text to rewrite
+        result = self._result(ctx, response)
+        presentation = await self.registry.atransform(HookPoint.TRANSFORM_TOOL_RESULT, result)
+        await self.registry.anotify(HookPoint.POST_TOOL_CALL, self._post(result, response, presentation, started))
+        return self._presented(response, result, presentation)

@@ -1,0 +1,312 @@
+"""Tests for hookreg.adapters.langchain: a real LangChain v1 agent loop, offline, driven by a HookRegistry."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import runpy
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import StructuredTool
+
+from hookreg import (
+    AsyncHookError,
+    HookRegistry,
+    HookResult,
+    ModelTurnFinishedContext,
+    OnInteractionContext,
+    OnSessionEndContext,
+    OnSessionStartContext,
+    PostToolCallContext,
+    PostTurnContext,
+    PreToolCallDecideContext,
+    PreTurnContext,
+    StopContext,
+    TransformToolResultContext,
+    TurnAction,
+    UserPromptSubmitContext,
+)
+from hookreg.adapters.langchain import HookregMiddleware
+from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The echo tool's arguments as JSON schema: LangChain then passes the tool exactly what the model sent.
+ECHO_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"text": {"type": "string"}, "prefix": {"type": "string"}, "suffix": {"type": "string"}},
+    "required": ["text"],
+}
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """LangChain's fake chat model, usable by create_agent (which binds tools)."""
+
+    def bind_tools(self, tools: Sequence[object], **kwargs: object) -> ScriptedChatModel:
+        """Return the model itself: its answers are scripted."""
+        return self
+
+
+def tool_call(args: Mapping[str, object]) -> AIMessage:
+    """A model answer that calls echo once with `args`."""
+    return AIMessage(content="", tool_calls=[{"name": TOOL_NAME, "args": dict(args), "id": "call-1"}])
+
+
+def make_agent(registry: HookRegistry, tool: Callable[..., str], answers: Sequence[AIMessage]) -> Any:
+    """An agent with one echo tool whose body calls `tool`, a scripted model, and the hookreg middleware."""
+
+    def run_echo(**kwargs: object) -> str:
+        return tool(**kwargs)
+
+    echo = StructuredTool.from_function(
+        func=run_echo,
+        name=TOOL_NAME,
+        description="Echo text between a prefix and a suffix.",
+        args_schema=ECHO_SCHEMA,
+    )
+    model = ScriptedChatModel(messages=iter(answers))
+    return create_agent(model, tools=[echo], middleware=[HookregMiddleware(registry)])
+
+
+def run_agent(
+    registry: HookRegistry,
+    tool: Callable[..., str],
+    answers: Sequence[AIMessage],
+    *,
+    asynchronous: bool = False,
+    prompt: str = "echo something",
+) -> list[BaseMessage]:
+    """Run the agent once (invoke or ainvoke) and return its final messages."""
+    agent = make_agent(registry, tool, answers)
+    state = {"messages": [HumanMessage(content=prompt)]}
+    out = asyncio.run(agent.ainvoke(state)) if asynchronous else agent.invoke(state)
+    return list(out["messages"])
+
+
+def tool_output(messages: Sequence[BaseMessage]) -> str:
+    """The text of the one echo ToolMessage the model received."""
+    outputs = [m.text for m in messages if isinstance(m, ToolMessage)]
+    assert len(outputs) == 1, messages
+    return outputs[0]
+
+
+def drive(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> AgentRun:
+    """Run a LangChain agent once with invoke() and report what the model saw."""
+    messages = run_agent(registry, tool, [tool_call(args), AIMessage(content="done")])
+    return AgentRun(tool_output_seen_by_model=tool_output(messages))
+
+
+def adrive(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> AgentRun:
+    """Run a LangChain agent once with ainvoke() and report what the model saw."""
+    messages = run_agent(registry, tool, [tool_call(args), AIMessage(content="done")], asynchronous=True)
+    return AgentRun(tool_output_seen_by_model=tool_output(messages))
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_conformance_invoke(scenario: Scenario) -> None:
+    """The LangChain adapter passes every conformance scenario with invoke()."""
+    scenario.check(drive)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_conformance_ainvoke(scenario: Scenario) -> None:
+    """The LangChain adapter passes every conformance scenario with ainvoke()."""
+    scenario.check(adrive)
+
+
+def test_async_hooks_run_under_ainvoke() -> None:
+    """Async gate and result hooks run in ainvoke(): the gate sees the call and the model sees the rewrite."""
+    registry, tool, gated = HookRegistry(), RecordingTool(), []
+
+    @registry.pre_tool_call_decide
+    async def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(ctx.call_id)
+        return HookResult.allow()
+
+    @registry.transform_tool_result
+    async def shout(ctx: TransformToolResultContext) -> str:
+        return ctx.presentation.upper()
+
+    assert adrive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "HI"
+    assert gated == ["call-1"]
+
+
+def test_async_hook_under_invoke_is_refused() -> None:
+    """An async hook reached from the sync invoke() path raises AsyncHookError naming the a-method."""
+    registry = HookRegistry()
+
+    @registry.pre_tool_call_decide
+    async def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        return HookResult.allow()
+
+    with pytest.raises(AsyncHookError, match="aresolve_tool_call"):
+        drive(registry, RecordingTool(), {"text": "hi"})
+
+
+def test_result_rewrite_and_observed_result() -> None:
+    """transform_tool_result rewrites what the model sees; post_tool_call gets it and the raw result."""
+    registry, seen = HookRegistry(), list[object]()
+    registry.transform_tool_result(lambda ctx: f"<{ctx.presentation}>")
+    registry.post_tool_call(seen.append)
+    assert drive(registry, RecordingTool(), {"text": "hi"}).tool_output_seen_by_model == "<hi>"
+    [post] = seen
+    assert isinstance(post, PostToolCallContext)
+    assert (post.result, post.raw_result, post.metadata["status"], post.run.turn) == ("<hi>", "hi", "success", 1)
+
+
+def test_tool_error_without_on_tool_error_propagates() -> None:
+    """Without on_tool_error hooks a failing tool raises out of invoke(), as LangChain does, and is observed."""
+    registry, failures = HookRegistry(), list[object]()
+    registry.post_tool_call_failure(failures.append)
+    with pytest.raises(RuntimeError, match="echo failed"):
+        drive(registry, RecordingTool(), {"text": "fail"})
+    assert len(failures) == 1
+
+
+def test_ask_is_answered_by_on_interaction() -> None:
+    """A gate's ask goes to on_interaction: an allow runs the tool, no interaction hook denies it."""
+    registry, tool, questions = HookRegistry(), RecordingTool(), list[str]()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.ask("run echo?"))
+    assert drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "no interaction hook"
+    assert tool.calls == []
+
+    @registry.on_interaction
+    def approve(ctx: OnInteractionContext) -> HookResult:
+        questions.append(ctx.question)
+        return HookResult.allow()
+
+    assert drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "hi"
+    assert tool.calls == [{"text": "hi"}]
+    assert questions == ["run echo?"]
+
+
+def test_session_and_turn_points_fire_in_order() -> None:
+    """A run fires session start, prompt gate, turns and session end, each once per model call, in order."""
+    registry, events = HookRegistry(), list[tuple[object, ...]]()
+
+    def note(*event: object) -> None:
+        events.append(event)
+
+    def allow(*event: object) -> HookResult:
+        events.append(event)
+        return HookResult.allow()
+
+    registry.on_session_start(lambda ctx: note("start", ctx.goal))
+    registry.user_prompt_submit(lambda ctx: allow("prompt", ctx.content))
+    registry.pre_turn(lambda ctx: allow("pre_turn", ctx.turn))
+    registry.post_turn(lambda ctx: note("post_turn", ctx.response_text))
+    registry.stop(lambda ctx: allow("stop", ctx.response_text))
+    registry.on_session_end(lambda ctx: note("end", ctx.outcome.status, ctx.outcome.turns))
+    run_agent(registry, RecordingTool(), [tool_call({"text": "hi"}), AIMessage(content="done")], prompt="say hi")
+    assert events == [
+        ("start", "say hi"),
+        ("prompt", "say hi"),
+        ("pre_turn", 1),
+        ("post_turn", ""),
+        ("pre_turn", 2),
+        ("post_turn", "done"),
+        ("stop", "done"),
+        ("end", "completed", 2),
+    ]
+
+
+def test_context_types_reach_hooks() -> None:
+    """Run hooks receive hookreg's own context classes, sharing one run (and scratchpad) across points."""
+    registry, contexts = HookRegistry(), list[Any]()
+
+    def allow(ctx: object) -> HookResult:
+        contexts.append(ctx)
+        return HookResult.allow()
+
+    def carry_on(ctx: ModelTurnFinishedContext) -> TurnAction:
+        contexts.append(ctx)
+        return TurnAction.continue_run()
+
+    for point in ("on_session_start", "on_session_end", "post_turn"):
+        registry.register(point, contexts.append)
+    for point in ("user_prompt_submit", "pre_turn", "stop"):
+        registry.register(point, allow)
+    registry.model_turn_finished(carry_on)
+    run_agent(registry, RecordingTool(), [AIMessage(content="done")])
+    assert {type(ctx) for ctx in contexts} == {
+        OnSessionStartContext,
+        OnSessionEndContext,
+        PostTurnContext,
+        UserPromptSubmitContext,
+        PreTurnContext,
+        StopContext,
+        ModelTurnFinishedContext,
+    }
+    assert len({id(ctx.run.scratchpad) for ctx in contexts}) == 1
+
+
+def test_prompt_deny_ends_the_run_with_its_reason() -> None:
+    """A user_prompt_submit deny ends the run before any model call; its reason is the answer."""
+    registry, turns = HookRegistry(), list[object]()
+    registry.user_prompt_submit(lambda ctx: HookResult.deny("prompts about echo are closed"))
+    registry.post_turn(turns.append)
+    messages = run_agent(registry, RecordingTool(), [AIMessage(content="never")])
+    assert messages[-1].text == "prompts about echo are closed"
+    assert turns == []
+
+
+def test_pre_turn_deny_ends_the_run() -> None:
+    """A pre_turn deny on the second turn stops the run before the model is called again."""
+    registry, tool = HookRegistry(), RecordingTool()
+    registry.pre_turn(lambda ctx: HookResult.deny("turn budget spent") if ctx.turn > 1 else HookResult.allow())
+    messages = run_agent(registry, tool, [tool_call({"text": "hi"}), AIMessage(content="never")])
+    assert tool.calls == [{"text": "hi"}]
+    assert messages[-1].text == "turn budget spent"
+
+
+def test_stop_deny_keeps_the_agent_going() -> None:
+    """A stop deny feeds its reason back as a user message and the model answers again."""
+    registry, counts = HookRegistry(), []
+
+    @registry.stop
+    def once_more(ctx: StopContext) -> HookResult:
+        counts.append(ctx.continuation_count)
+        return HookResult.deny("check your answer") if ctx.continuation_count == 0 else HookResult.allow()
+
+    messages = run_agent(registry, RecordingTool(), [AIMessage(content="first"), AIMessage(content="second")])
+    assert [m.text for m in messages] == ["echo something", "first", "check your answer", "second"]
+    assert counts == [0, 1]
+
+
+def test_model_turn_finished_repeat_and_feedback() -> None:
+    """repeat() drops the answer and asks again; retry_with_feedback keeps it and adds the feedback."""
+    actions = iter([TurnAction.repeat(), TurnAction.retry_with_feedback("be brief")])
+    registry = HookRegistry()
+    registry.model_turn_finished(lambda ctx: next(actions, TurnAction.continue_run()))
+    answers = [AIMessage(content="dropped"), AIMessage(content="kept"), AIMessage(content="final")]
+    messages = run_agent(registry, RecordingTool(), answers, asynchronous=True)
+    assert [m.text for m in messages] == ["echo something", "kept", "be brief", "final"]
+
+
+def test_middleware_refuses_a_non_registry() -> None:
+    """Building the middleware from something else than a HookRegistry names the mistake."""
+    with pytest.raises(TypeError, match="Cannot build HookregMiddleware from 'hooks': it is not a HookRegistry"):
+        HookregMiddleware("hooks")  # type: ignore[arg-type]  # the mistake under test
+
+
+def test_missing_langchain_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without LangChain installed, importing the adapter raises an ImportError naming the extra."""
+    monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)
+    monkeypatch.delitem(sys.modules, "hookreg.adapters.langchain")
+    with pytest.raises(ImportError, match=r"pip install 'hookreg\[langchain\]'"):
+        importlib.import_module("hookreg.adapters.langchain")
+
+
+def test_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/adapter_langchain.py runs offline and shows the denial and the rewritten result."""
+    runpy.run_path(str(ROOT / "examples" / "adapter_langchain.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "denied: rm -rf is not allowed" in out
+    assert "tool output seen by the model: ls -la (exit 0)" in out
