@@ -1,0 +1,638 @@
+"""Dispatch benchmark: hookreg next to a hand-written loop, pluggy, blinker and Strands.
+
+    python benchmarks/dispatch.py            # full run, writes benchmarks/RESULTS.md
+    python benchmarks/dispatch.py --quick    # smoke run (CI), writes nothing
+
+Everything runs in one process, in interleaved rounds: each round takes one
+timed sample of every case, so a slow spell on the machine hits all cases
+alike. A case's figure is its fastest sample (timeit's advice: slower samples
+measure interference, not Python), less the cost of the empty timing loop, per
+dispatch. Ratios divide by "limit": the hand-written loop a careful engineer
+would put in a harness instead of a hook registry (its code is quoted in
+RESULTS.md). pluggy, blinker and Strands get the same callables, built the way
+each one is meant to be used. Strands is optional (``pip install -e
+'.[bench]'``): it pulls in boto3, OpenTelemetry and MCP, which a smoke run
+does not need.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import gc
+import inspect
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+import types
+from collections.abc import Callable
+from itertools import repeat
+from pathlib import Path
+from typing import Any
+
+import blinker
+import pluggy
+
+from hookreg import (
+    Decision,
+    HookPoint,
+    HookRegistry,
+    HookResult,
+    PreToolCallDecideContext,
+    TextDeltaContext,
+    TransformToolResultContext,
+)
+
+try:
+    from strands.hooks import BaseHookEvent
+    from strands.hooks import HookRegistry as StrandsRegistry
+except ImportError:  # optional: the "bench" extra
+    BaseHookEvent = None
+    StrandsRegistry = None
+
+HOOK_COUNTS = (0, 1, 5, 50)
+ALLOW = HookResult.allow()
+DECIDE = HookPoint.PRE_TOOL_CALL_DECIDE
+TRANSFORM = HookPoint.TRANSFORM_TOOL_RESULT
+OBSERVE = HookPoint.TEXT_DELTA
+# DESIGN §9: the ratio to the limit each hook count must stay within.
+TARGETS = {0: 1.5, 1: 1.7, 5: 1.25, 50: 1.1}
+
+
+# --- the callables every contender runs ----------------------------------------
+
+
+def _gate(ctx):
+    return ALLOW
+
+
+def _keep(ctx):
+    return None
+
+
+def _rewrite(ctx):
+    return "rewritten"
+
+
+def _pass(ctx):
+    return None
+
+
+def copies(fn: Callable[[Any], Any], n: int) -> list[Callable[[Any], Any]]:
+    """`n` distinct plain functions with `fn`'s code: what n separately written hooks cost."""
+    codes = [fn.__code__.replace(co_name=f"{fn.__name__}_{i}", co_qualname=f"{fn.__name__}_{i}") for i in range(n)]
+    return [types.FunctionType(code, fn.__globals__) for code in codes]
+
+
+# --- the limit: a hand-written loop over a tuple of plain functions --------------
+
+
+def limit_decide(fns):
+    def decide(ctx, fns=tuple(fns), ALLOW=Decision.ALLOW, ALLOWED=ALLOW):  # noqa: N803
+        for fn in fns:
+            r = fn(ctx)
+            if r.decision is not ALLOW:
+                return r
+        return ALLOWED
+
+    return decide
+
+
+def limit_transform(fns):
+    def transform(ctx, fns=tuple(fns), replace=dataclasses.replace):
+        value = ctx.presentation
+        for fn in fns:
+            new = fn(ctx)
+            if new is not None:
+                value = new
+                ctx = replace(ctx, presentation=new)  # the next hook sees the value so far
+        return value
+
+    return transform
+
+
+def limit_notify(fns):
+    def notify(ctx, fns=tuple(fns)):
+        for fn in fns:
+            fn(ctx)
+
+    return notify
+
+
+# --- the contenders, set up with n hooks -------------------------------------------
+
+SPEC = pluggy.HookspecMarker("bench")
+IMPL = pluggy.HookimplMarker("bench")
+
+
+class PluggySpec:
+    """The hook specifications: decide and transform stop at the first non-None result."""
+
+    @SPEC(firstresult=True)
+    def decide(self, ctx): ...
+
+    @SPEC(firstresult=True)
+    def transform(self, ctx): ...
+
+    @SPEC
+    def notify(self, ctx): ...
+
+
+def pluggy_hook(name: str, fns: list[Callable[[Any], Any]]) -> Any:
+    """A pluggy hook caller with one plugin per function (plain functions, no bound methods)."""
+    pm = pluggy.PluginManager("bench")
+    pm.add_hookspecs(PluggySpec)
+    for fn in fns:
+        pm.register(types.SimpleNamespace(**{name: IMPL(fn)}))
+    return getattr(pm.hook, name)
+
+
+def blinker_signal(fns: list[Callable[[Any], Any]]) -> blinker.Signal:
+    signal = blinker.Signal()
+    for fn in fns:
+        signal.connect(fn)
+    return signal
+
+
+def blinker_decide(signal):
+    def decide(ctx, send=signal.send, ALLOW=Decision.ALLOW, ALLOWED=ALLOW):  # noqa: N803
+        for _, r in send(ctx):
+            if r.decision is not ALLOW:
+                return r
+        return ALLOWED
+
+    return decide
+
+
+if BaseHookEvent is not None:
+
+    @dataclasses.dataclass
+    class StrandsEvent(BaseHookEvent):
+        """A Strands event carrying a context; `value` is writable, as Strands' transform fields are."""
+
+        ctx: object
+        value: object = None
+
+        def _can_write(self, name: str) -> bool:
+            return name == "value"
+
+
+def _strands_rewrite(event):
+    event.value = "rewritten"
+
+
+def strands_registry(fns: list[Callable[[Any], Any]]) -> Any:
+    registry = StrandsRegistry()
+    for fn in fns:
+        registry.add_callback(StrandsEvent, fn)
+    return registry
+
+
+# --- cases -----------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Case:
+    """One timed statement: `stmt` runs once per iteration with `names` bound."""
+
+    key: tuple[str, ...]
+    stmt: str
+    names: dict[str, object]
+    is_async: bool = False
+    n: int = 0
+    samples: list[float] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        params = ", ".join(self.names)
+        head = "async def" if self.is_async else "def"
+        source = (
+            f"{head} timed(n, {params}):\n"
+            "    t0 = perf_counter()\n"
+            "    for _ in repeat(None, n):\n"
+            f"        {self.stmt}\n"
+            "    return perf_counter() - t0\n"
+        )
+        namespace: dict[str, Any] = {"perf_counter": time.perf_counter, "repeat": repeat}
+        exec(source, namespace)  # timeit's technique: the statement inlined in the loop
+        self._timed = namespace["timed"]
+
+    def sample(self, loop: asyncio.AbstractEventLoop, n: int) -> float:
+        if self.is_async:
+            return loop.run_until_complete(self._timed(n, *self.names.values()))
+        return self._timed(n, *self.names.values())
+
+
+KEEP_ALIVE: list[object] = []
+
+
+def dispatch_cases() -> list[Case]:
+    """The dispatch cases: style x hook count x contender."""
+    cases = [Case(("loop",), "pass", {}), Case(("aloop",), "pass", {}, is_async=True)]
+    decide_ctx = PreToolCallDecideContext(tool_name="bash", args={"command": "ls"}, call_id="c1")
+    transform_ctx = TransformToolResultContext(
+        tool_name="bash", args={"command": "ls"}, call_id="c1", raw_result=0, presentation="ok"
+    )
+    observe_ctx = TextDeltaContext(delta="a", aggregated="a")
+    styles = [
+        # style, point, ctx, hook, limit, hookreg method, pluggy hook (or None), uses blinker
+        ("decide", DECIDE, decide_ctx, _gate, limit_decide, "decide", "decide"),
+        ("transform -> None", TRANSFORM, transform_ctx, _keep, limit_transform, "transform", "transform"),
+        ("transform -> value", TRANSFORM, transform_ctx, _rewrite, limit_transform, "transform", None),
+        ("observe", OBSERVE, observe_ctx, _pass, limit_notify, "notify", "notify"),
+    ]
+    for style, point, ctx, hook, limit, method, pluggy_name in styles:
+        for count in HOOK_COUNTS:
+            fns = copies(hook, count)
+            key = (style, str(count))
+            cases.append(Case((*key, "limit"), "f(ctx)", {"f": limit(fns), "ctx": ctx}))
+            registry = HookRegistry()
+            for fn in fns:
+                registry.register(point, fn)
+            names = {"registry": registry, "point": point, "ctx": ctx}
+            cases.append(Case((*key, "hookreg"), f"registry.{method}(point, ctx)", names))
+            cases.append(Case((*key, "hookreg async"), f"await registry.a{method}(point, ctx)", names, is_async=True))
+            if pluggy_name is not None:
+                caller = pluggy_hook(pluggy_name, copies(_keep, count))
+                stmt = "caller(ctx=ctx) or allowed" if style == "decide" else "caller(ctx=ctx)"
+                cases.append(Case((*key, "pluggy"), stmt, {"caller": caller, "ctx": ctx, "allowed": ALLOW}))
+            if style != "transform -> value":
+                signal = blinker_signal(fns)
+                KEEP_ALIVE.append(fns)  # blinker holds weak references
+                if style == "decide":
+                    cases.append(Case((*key, "blinker"), "f(ctx)", {"f": blinker_decide(signal), "ctx": ctx}))
+                else:
+                    cases.append(Case((*key, "blinker"), "signal.send(ctx)", {"signal": signal, "ctx": ctx}))
+            if StrandsRegistry is not None:
+                strands_hook = _strands_rewrite if style == "transform -> value" else _keep
+                strands = strands_registry(copies(strands_hook, count))
+                names = {"strands": strands.invoke_callbacks, "event": StrandsEvent(ctx=ctx)}
+                cases.append(Case((*key, "Strands"), "strands(event)", names))
+    # has_hooks next to the plain attribute read a harness would otherwise do.
+    registry = HookRegistry()
+    registry.register(DECIDE, _gate)
+    holder = types.SimpleNamespace(gates=(_gate,))
+    names = {"registry": registry, "point": DECIDE}
+    cases.append(Case(("has_hooks", "hookreg"), "if registry.has_hooks(point): pass", names))
+    cases.append(Case(("has_hooks", "attribute"), "if holder.gates: pass", {"holder": holder}))
+    return cases
+
+
+def calibrate(case: Case, loop: asyncio.AbstractEventLoop, target: float) -> None:
+    n = 16
+    while True:
+        elapsed = case.sample(loop, n)
+        if elapsed >= target / 4 or n > 10_000_000:
+            case.n = max(16, int(n * target / max(elapsed, 1e-9)))
+            return
+        n *= 4
+
+
+def run_rounds(cases: list[Case], rounds: int, target: float) -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        for case in cases:
+            calibrate(case, loop, target)
+        gc.collect()
+        gc.disable()
+        try:
+            for i in range(rounds):
+                # Alternate the order so no case always runs right after the same neighbour.
+                order = cases if i % 2 == 0 else cases[::-1]
+                for case in order:
+                    case.samples.append(case.sample(loop, case.n) / case.n)
+                gc.collect()
+        finally:
+            gc.enable()
+    finally:
+        loop.close()
+
+
+# --- registration, memory, import ----------------------------------------------------
+
+
+def registration_costs(repeats: int) -> dict[str, float]:
+    """Microseconds to register one hook (the first ten at a point), best of `repeats`."""
+    fns = copies(_gate, 10)
+    plugins = [types.SimpleNamespace(decide=IMPL(fn)) for fn in copies(_keep, 10)]
+
+    def hookreg_register() -> None:
+        registry = HookRegistry()
+        for fn in fns:
+            registry.register(DECIDE, fn)
+
+    def hookreg_decorator() -> None:
+        registry = HookRegistry()
+        for fn in fns:
+            registry.pre_tool_call_decide(fn)
+
+    def hookreg_remove() -> None:
+        registry = HookRegistry()
+        handles = [registry.register(DECIDE, fn) for fn in fns]
+        for handle in handles:
+            handle.remove()
+
+    def pluggy_register() -> None:
+        pm = pluggy.PluginManager("bench")
+        pm.add_hookspecs(PluggySpec)
+        for plugin in plugins:
+            pm.register(plugin)
+
+    def blinker_connect() -> None:
+        signal = blinker.Signal()
+        for fn in fns:
+            signal.connect(fn)
+
+    def strands_add() -> None:
+        registry = StrandsRegistry()
+        for fn in fns:
+            registry.add_callback(StrandsEvent, fn)
+
+    def empty_hookreg() -> None:
+        HookRegistry()
+
+    def empty_pluggy() -> None:
+        pm = pluggy.PluginManager("bench")
+        pm.add_hookspecs(PluggySpec)
+
+    def empty_blinker() -> None:
+        blinker.Signal()
+
+    def empty_strands() -> None:
+        StrandsRegistry()
+
+    contenders = {
+        "hookreg register()": (hookreg_register, empty_hookreg),
+        "hookreg decorator": (hookreg_decorator, empty_hookreg),
+        "hookreg register() + remove()": (hookreg_remove, empty_hookreg),
+        "pluggy register()": (pluggy_register, empty_pluggy),
+        "blinker connect()": (blinker_connect, empty_blinker),
+    }
+    if StrandsRegistry is not None:
+        contenders["Strands add_callback()"] = (strands_add, empty_strands)
+    best = {name: float("inf") for name in contenders}
+    for _ in range(repeats):
+        for name, (fill, empty) in contenders.items():
+            t0 = time.perf_counter()
+            fill()
+            t1 = time.perf_counter()
+            empty()
+            t2 = time.perf_counter()
+            best[name] = min(best[name], ((t1 - t0) - (t2 - t1)) / len(fns) * 1e6)
+    return best
+
+
+def memory_per_thousand() -> dict[str, float]:
+    """KiB that 1,000 registrations at one point hold (the callables themselves excluded)."""
+
+    def measure(make: Callable[[], object], fill: Callable[[object], None]) -> float:
+        target = make()
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        fill(target)
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        return (after - before) / 1024
+
+    fns = copies(_gate, 1000)
+    plugins = [types.SimpleNamespace(decide=IMPL(fn)) for fn in copies(_keep, 1000)]
+
+    def pluggy_manager() -> pluggy.PluginManager:
+        pm = pluggy.PluginManager("bench")
+        pm.add_hookspecs(PluggySpec)
+        return pm
+
+    results = {
+        "hookreg": measure(HookRegistry, lambda r: [r.register(DECIDE, fn) for fn in fns]),
+        "pluggy": measure(pluggy_manager, lambda pm: [pm.register(p) for p in plugins]),
+        "blinker": measure(blinker.Signal, lambda s: [s.connect(fn) for fn in fns]),
+    }
+    if StrandsRegistry is not None:
+        results["Strands"] = measure(StrandsRegistry, lambda r: [r.add_callback(StrandsEvent, fn) for fn in fns])
+    return results
+
+
+def bulk_registration_ms() -> float:
+    """Milliseconds to register 1,000 hooks at one point (each registration recompiles the point)."""
+    fns = copies(_gate, 1000)
+    registry = HookRegistry()
+    t0 = time.perf_counter()
+    for fn in fns:
+        registry.register(DECIDE, fn)
+    return (time.perf_counter() - t0) * 1e3
+
+
+IMPORT_PROBE = "import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+
+
+def import_times(runs: int) -> dict[str, float]:
+    """Median milliseconds of `import X` in a fresh interpreter, the interpreter start excluded."""
+    modules = ["hookreg", "pluggy"]
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # compare cached bytecode with cached bytecode
+    root = Path(__file__).resolve().parent.parent
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH", "")]))
+    times: dict[str, list[float]] = {m: [] for m in modules}
+    with tempfile.TemporaryDirectory() as cache:
+        env["PYTHONPYCACHEPREFIX"] = cache
+        for i in range(runs + 1):
+            for module in modules if i % 2 else modules[::-1]:
+                probe = [sys.executable, "-c", IMPORT_PROBE.format(module=module)]
+                out = subprocess.run(probe, capture_output=True, text=True, check=True, env=env, cwd=root)
+                if i:  # the first run writes the bytecode cache
+                    times[module].append(float(out.stdout) * 1e3)
+    return {m: statistics.median(t) for m, t in times.items()}
+
+
+def structlog_imported() -> bool:
+    probe = "import sys, hookreg; print('structlog' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return out.stdout.strip() == "True"
+
+
+# --- report ----------------------------------------------------------------------------
+
+
+CONTENDERS = ["limit", "hookreg", "hookreg async", "pluggy", "blinker", "Strands"]
+STYLES = ["decide", "transform -> None", "transform -> value", "observe"]
+POINTS = {"decide": DECIDE, "transform -> None": TRANSFORM, "transform -> value": TRANSFORM, "observe": OBSERVE}
+
+
+def per_dispatch_ns(cases: list[Case]) -> dict[tuple[str, ...], float]:
+    """Each case's best sample, less the empty loop's best, in nanoseconds."""
+    best = {case.key: min(case.samples) for case in cases}
+    loop, aloop = best.pop(("loop",)), best.pop(("aloop",))
+    return {
+        key: (value - (aloop if any(c.key == key and c.is_async for c in cases) else loop)) * 1e9
+        for key, value in best.items()
+    }
+
+
+def cell(ns: float | None, limit: float) -> str:
+    if ns is None:
+        return "n/a"
+    return f"{ns:,.0f} ({ns / limit:.2f}x)"
+
+
+def dispatch_table(ns: dict[tuple[str, ...], float]) -> list[str]:
+    lines = [
+        "| dispatch | hooks | " + " | ".join(CONTENDERS) + " |",
+        "|---|--:|" + "--:|" * len(CONTENDERS),
+    ]
+    for style in STYLES:
+        for count in HOOK_COUNTS:
+            limit = ns[(style, str(count), "limit")]
+            cells = [cell(ns.get((style, str(count), c)), limit) for c in CONTENDERS]
+            cells[0] = f"{limit:,.0f}"
+            lines.append(f"| {style} | {count} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def targets(ns: dict[tuple[str, ...], float], imports: dict[str, float]) -> list[str]:
+    """One line per DESIGN §9 target: met or missed, and by how much."""
+    lines = []
+    for style in ["decide", "transform -> None", "observe"]:
+        for count, bound in TARGETS.items():
+            limit = ns[(style, str(count), "limit")]
+            ratio = ns[(style, str(count), "hookreg")] / limit
+            aratio = ns[(style, str(count), "hookreg async")] / limit
+            verdict = "met" if ratio <= bound else f"MISSED by {ratio / bound - 1:.0%}"
+            averdict = "met" if aratio <= 2 * ratio else f"MISSED by {aratio / (2 * ratio) - 1:.0%}"
+            lines.append(
+                f"- {style}, {count} hooks: {ratio:.2f}x (target ≤ {bound}x) — {verdict}; "
+                f"async {aratio:.2f}x (target ≤ 2 x {ratio:.2f}) — {averdict}"
+            )
+    for other in ["pluggy", "Strands"]:
+        for style in ["decide", "transform -> None", "observe"]:
+            for count in (1, 5):
+                theirs = ns.get((style, str(count), other))
+                if theirs is None:
+                    continue
+                speedup = theirs / ns[(style, str(count), "hookreg")]
+                verdict = "met" if speedup >= 10 else f"MISSED ({speedup:.1f}x < 10x)"
+                lines.append(f"- {style}, {count} hooks: hookreg {speedup:.1f}x faster than {other} — {verdict}")
+    ratio = imports["hookreg"] / imports["pluggy"]
+    verdict = "met" if ratio <= 1.2 else f"MISSED by {ratio / 1.2 - 1:.0%}"
+    lines.append(f"- `import hookreg` {ratio:.2f}x `import pluggy` (target ≤ 1.2x) — {verdict}")
+    return lines
+
+
+def limit_source() -> str:
+    return "\n\n".join(inspect.getsource(f) for f in (limit_decide, limit_transform, limit_notify))
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}; "
+        f"{platform.python_implementation()} {platform.python_version()}; "
+        f"pluggy {pluggy.__version__ if hasattr(pluggy, '__version__') else '?'}, "
+        f"blinker {_version('blinker')}, strands-agents {_version('strands-agents')}"
+    )
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke run: few, short rounds; writes nothing")
+    parser.add_argument("--rounds", type=int, help="rounds of samples (default 40, quick 3)")
+    parser.add_argument("--output", type=Path, default=Path(__file__).with_name("RESULTS.md"))
+    args = parser.parse_args()
+    rounds = args.rounds or (3 if args.quick else 40)
+    target = 0.0005 if args.quick else 0.004  # seconds per sample
+
+    started = time.perf_counter()
+    cases = dispatch_cases()
+    run_rounds(cases, rounds, target)
+    ns = per_dispatch_ns(cases)
+    registration = registration_costs(3 if args.quick else 30)
+    bulk = bulk_registration_ms()
+    memory = memory_per_thousand()
+    imports = import_times(3 if args.quick else 15)
+    structlog_loaded = structlog_imported()
+    elapsed = time.perf_counter() - started
+
+    has = ns[("has_hooks", "hookreg")]
+    attr = ns[("has_hooks", "attribute")]
+    report = [
+        "ns per dispatch (ratio to the limit):",
+        "",
+        *dispatch_table(ns),
+        "",
+        f"`if registry.has_hooks(point):` {has:,.1f} ns; `if harness.gates:` {attr:,.1f} ns ({has / attr:.1f}x).",
+        "",
+        "| registering one hook (first ten at a point) | µs |",
+        "|---|--:|",
+        *(f"| {name} | {us:.2f} |" for name, us in registration.items()),
+        f"| hookreg: 1,000 hooks at one point, in total | {bulk * 1e3:,.0f} |",
+        "",
+        "| memory held by 1,000 registrations at one point | KiB |",
+        "|---|--:|",
+        *(f"| {name} | {kib:,.0f} |" for name, kib in memory.items()),
+        "",
+        "| import in a fresh interpreter (median) | ms |",
+        "|---|--:|",
+        *(f"| `import {m}` | {t:.1f} |" for m, t in imports.items()),
+        "",
+        f"`import hookreg` imports structlog: {structlog_loaded}.",
+        "",
+        "Targets (DESIGN §9):",
+        "",
+        *targets(ns, imports),
+    ]
+    print("\n".join(report))
+    print(f"\n({rounds} rounds, {elapsed:.1f} s)")
+    if args.quick:
+        return
+    text = [
+        "# Benchmark results",
+        "",
+        "Written by `python benchmarks/dispatch.py`; see that file's docstring for the method.",
+        "",
+        f"Machine: {machine()}.",
+        f"{rounds} interleaved rounds in one process, {elapsed:.0f} s in all.",
+        "",
+        *report,
+        "",
+        "## The limit",
+        "",
+        "Called as `f(ctx)`; hooks are distinct plain functions (`return HookResult.allow()`,",
+        '`return None`, `return "rewritten"`). hookreg is called as `registry.decide(point, ctx)`',
+        "(and `await registry.adecide(point, ctx)` in one event loop).",
+        "",
+        "```python",
+        limit_source().rstrip(),
+        "```",
+        "",
+    ]
+    notes = Path(__file__).with_name("NOTES.md")
+    if notes.exists():
+        text += [notes.read_text().rstrip(), ""]
+    args.output.write_text("\n".join(text))
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
