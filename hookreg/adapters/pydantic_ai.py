@@ -27,8 +27,8 @@ try:
     from pydantic_ai.exceptions import ToolFailed
     from pydantic_ai.messages import ModelResponse, ToolCallPart
     from pydantic_ai.tools import ToolDefinition
-except ImportError as error:  # pragma: no cover - exercised by a test that hides the framework
-    raise _missing_framework("pydantic_ai", "pydantic-ai", error) from error
+except ImportError as _error:  # pragma: no cover - exercised by a test that hides the framework
+    raise _missing_framework("pydantic_ai", "pydantic-ai", _error) from _error
 
 if TYPE_CHECKING:
     from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapRunHandler, WrapToolExecuteHandler
@@ -71,8 +71,8 @@ class HookregCapability(AbstractCapability[Any]):
             run: The run context for this agent run; `for_run` gives every
                 agent run a fresh one, so leave it unset.
         """
-        self.registry = registry
-        self.run = run or RunContext()
+        self.registry: HookRegistry = registry
+        self.run: RunContext = run or RunContext()
 
     async def for_run(self, ctx: PaiRunContext[Any]) -> HookregCapability:
         """Return a copy holding a fresh `hookreg.RunContext` for this agent run."""

@@ -1,0 +1,168 @@
+"""Tests for hookreg.adapters.openai_agents: a real OpenAI Agents SDK run, offline, driven by a HookRegistry."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+from collections.abc import Callable, Iterator, Mapping
+
+import pytest
+from agents import Agent, FunctionTool, Runner, WebSearchTool, function_tool, set_tracing_disabled
+from agents.testing import ScriptedModel, assistant_message, function_call
+
+from hookreg import (
+    HookRegistry,
+    HookResult,
+    OnSessionEndContext,
+    OnSessionStartContext,
+    PostTurnContext,
+    PreToolCallDecideContext,
+    TransformToolResultContext,
+)
+from hookreg.adapters.openai_agents import HookregRunHooks, guard_tool, guard_tools, hookreg_run_hooks
+from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario
+
+
+@pytest.fixture(autouse=True)
+def _no_tracing() -> Iterator[None]:
+    """Disable the SDK's tracing (which would export to the network) for the duration of a test."""
+    set_tracing_disabled(True)
+    yield
+    set_tracing_disabled(False)
+
+
+def echo_tool(tool: Callable[..., str], *, raise_errors: bool = False) -> FunctionTool:
+    """A function tool named echo whose body calls `tool` with the arguments it received."""
+
+    def echo(text: str, prefix: str = "", suffix: str = "") -> str:
+        """Echo text between a prefix and a suffix."""
+        received: dict[str, object] = {"text": text}
+        if prefix:
+            received["prefix"] = prefix
+        if suffix:
+            received["suffix"] = suffix
+        return tool(**received)
+
+    if raise_errors:
+        return function_tool(echo, name_override=TOOL_NAME, failure_error_function=None)
+    return function_tool(echo, name_override=TOOL_NAME)
+
+
+def run_agent(registry: HookRegistry, function: FunctionTool, args: Mapping[str, object]) -> tuple[str, str]:
+    """Run one agent whose scripted model calls echo with `args`; return the tool output it saw and the answer."""
+    model = ScriptedModel([[function_call(TOOL_NAME, dict(args), call_id="call-1")], [assistant_message("done")]])
+    agent = Agent(name="tester", model=model, tools=[guard_tool(function, registry)])
+    result = asyncio.run(Runner.run(agent, "please echo", hooks=hookreg_run_hooks(registry)))
+    outputs = [
+        item["output"]
+        for item in model.calls[1].input
+        if isinstance(item, dict) and item.get("type") == "function_call_output" and item.get("call_id") == "call-1"
+    ]
+    assert len(outputs) == 1, outputs
+    return str(outputs[0]), str(result.final_output)
+
+
+def drive(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> AgentRun:
+    """Run an OpenAI Agents SDK agent once with the adapter and report what the model saw."""
+    seen, answer = run_agent(registry, echo_tool(tool), args)
+    assert answer == "done"
+    return AgentRun(tool_output_seen_by_model=seen)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_conformance(scenario: Scenario) -> None:
+    """The OpenAI Agents adapter passes every conformance scenario in a real SDK run."""
+    scenario.check(drive)
+
+
+def test_async_hooks() -> None:
+    """Async transforms and gates are awaited inside the SDK's tool invocation."""
+    registry = HookRegistry()
+    tool = RecordingTool()
+
+    @registry.transform_tool_input
+    async def shout(ctx: PreToolCallDecideContext) -> Mapping[str, object]:
+        return {**ctx.args, "text": str(ctx.args["text"]).upper()}
+
+    @registry.pre_tool_call_decide
+    async def only_quiet(ctx: PreToolCallDecideContext) -> HookResult:
+        return HookResult.deny("no shouting") if ctx.args["text"] == "LOUD" else HookResult.allow()
+
+    assert drive(registry, tool, {"text": "quiet"}).tool_output_seen_by_model == "QUIET"
+    assert drive(registry, tool, {"text": "loud"}).tool_output_seen_by_model == "no shouting"
+    assert tool.calls == [{"text": "QUIET"}]
+
+
+def test_result_rewrite_reaches_model() -> None:
+    """transform_tool_result changes what the model sees; raw_result keeps the tool's own value."""
+    registry = HookRegistry()
+    raws: list[object] = []
+
+    @registry.transform_tool_result
+    def redact(ctx: TransformToolResultContext) -> str:
+        raws.append(ctx.raw_result)
+        return ctx.presentation.replace("secret", "[redacted]")
+
+    assert drive(registry, RecordingTool(), {"text": "my secret"}).tool_output_seen_by_model == "my [redacted]"
+    assert raws == ["my secret"]
+
+
+def test_unhooked_error_keeps_the_sdk_formatting() -> None:
+    """Without on_tool_error hooks the model sees the SDK's own error text for a failing tool."""
+    seen = drive(HookRegistry(), RecordingTool(), {"text": "fail"}).tool_output_seen_by_model
+    assert seen.startswith("An error occurred while running the tool.")
+
+
+def test_error_propagates_when_the_tool_asks_for_it() -> None:
+    """A tool built with failure_error_function=None still raises when no on_tool_error hook answers."""
+    with pytest.raises(Exception, match="echo failed"):
+        run_agent(HookRegistry(), echo_tool(RecordingTool(), raise_errors=True), {"text": "fail"})
+    registry = HookRegistry()
+    registry.on_tool_error(lambda ctx: f"hooked: {ctx.message}")
+    seen, _ = run_agent(registry, echo_tool(RecordingTool(), raise_errors=True), {"text": "fail"})
+    assert seen == "hooked: echo failed"
+
+
+def test_session_and_turn_points() -> None:
+    """Run hooks fire on_session_start with the prompt, post_turn per model response and on_session_end."""
+    registry = HookRegistry()
+    events: list[object] = []
+    registry.on_session_start(events.append)
+    registry.post_turn(events.append)
+    registry.on_session_end(events.append)
+    drive(registry, RecordingTool(), {"text": "hi"})
+    start, first, second, end = events
+    assert isinstance(start, OnSessionStartContext)
+    assert start.goal == "please echo"
+    assert start.run.agent_name == "tester"
+    assert isinstance(first, PostTurnContext)
+    assert isinstance(second, PostTurnContext)
+    assert [(first.turn, first.response_text), (second.turn, second.response_text)] == [(1, ""), (2, "done")]
+    assert isinstance(end, OnSessionEndContext)
+    assert (end.outcome.status, end.outcome.turns) == ("completed", 2)
+    assert end.run.scratchpad is start.run.scratchpad
+    assert isinstance(hookreg_run_hooks(registry), HookregRunHooks)
+
+
+def test_guard_tools_leaves_hosted_tools_and_guard_tool_refuses_them() -> None:
+    """guard_tools copies function tools and keeps hosted ones; guard_tool refuses a hosted tool."""
+    registry = HookRegistry()
+    function, hosted = echo_tool(RecordingTool()), WebSearchTool()
+    guarded = guard_tools([function, hosted], registry)
+    assert guarded[1] is hosted
+    assert isinstance(guarded[0], FunctionTool)
+    assert guarded[0] is not function
+    assert guarded[0].name == TOOL_NAME
+    assert guarded[0].params_json_schema == function.params_json_schema
+    with pytest.raises(TypeError, match=r"Cannot guard WebSearchTool.*only FunctionTool calls"):
+        guard_tool(hosted, registry)  # type: ignore[arg-type]  # the mistake under test
+
+
+def test_import_without_framework_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing the adapter without the SDK raises ImportError naming the extra to install."""
+    monkeypatch.setitem(sys.modules, "agents", None)
+    monkeypatch.delitem(sys.modules, "hookreg.adapters.openai_agents")
+    with pytest.raises(ImportError, match=r"pip install 'hookreg\[openai-agents\]'") as info:
+        importlib.import_module("hookreg.adapters.openai_agents")
+    assert info.value.name == "agents"
