@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 
 import pytest
 from agents import Agent, FunctionTool, Runner, WebSearchTool, function_tool, set_tracing_disabled
@@ -166,3 +168,18 @@ def test_import_without_framework_names_the_extra(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(ImportError, match=r"pip install 'hookreg\[openai-agents\]'") as info:
         importlib.import_module("hookreg.adapters.openai_agents")
     assert info.value.name == "agents"
+
+
+def test_example_runs() -> None:
+    """examples/adapter_openai_agents.py runs offline: a rewrite, a denial and a rewritten error reach the model."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "adapter_openai_agents.py"
+    done = subprocess.run(
+        [sys.executable, "-W", "error", str(example)], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "audit: shell({'command': 'ls -la', 'timeout': 30}) -> ran 'ls -la' with timeout 30",
+        "the model saw: ran 'ls -la' with timeout 30",
+        "the model saw: rm -rf is not allowed; delete files one by one",
+        "the model saw: shell failed: permission denied by the host",
+    ]

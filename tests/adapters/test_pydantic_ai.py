@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 
 import pytest
 from pydantic_ai import Agent, models
@@ -204,3 +206,17 @@ def test_import_without_framework_names_the_extra(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(ImportError, match=r"pip install 'hookreg\[pydantic-ai\]'") as info:
         importlib.import_module("hookreg.adapters.pydantic_ai")
     assert info.value.name == "pydantic_ai"
+
+
+def test_example_runs() -> None:
+    """examples/adapter_pydantic_ai.py runs offline: the rewritten call runs and is audited, rm -rf is denied."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "adapter_pydantic_ai.py"
+    done = subprocess.run(
+        [sys.executable, "-W", "error", str(example)], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "audit: shell({'command': 'ls -la', 'timeout': 30}) -> ran 'ls -la' with timeout 30",
+        "the tool said: ran 'ls -la' with timeout 30",
+        'the tool said: {"error":"rm -rf is not allowed; delete files one by one"}',
+    ]
