@@ -1,0 +1,277 @@
+"""Tests for hookreg.adapters.strands: a real Strands agent loop, offline, driven by a HookRegistry."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import runpy
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from strands import Agent
+from strands.models import Model
+from strands.tools.tools import PythonAgentTool
+from strands.types.content import Messages
+from strands.types.streaming import StreamEvent
+from strands.types.tools import ToolResult, ToolSpec, ToolUse
+
+from hookreg import (
+    HookRegistry,
+    HookResult,
+    OnInteractionContext,
+    OnSessionEndContext,
+    OnSessionStartContext,
+    PostToolCallContext,
+    PostTurnContext,
+    PreToolCallDecideContext,
+    PreTurnContext,
+    StopContext,
+    TransformToolResultContext,
+    UserPromptSubmitContext,
+)
+from hookreg.adapters.strands import HookregProvider
+from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+
+Turn = str | Mapping[str, object]
+"""A scripted model answer: final text, or the arguments of one echo call."""
+
+
+class ScriptedModel(Model):
+    """A Strands model that plays back scripted answers and records the tool results it is sent."""
+
+    def __init__(self, turns: Sequence[Turn]) -> None:
+        self.turns = list(turns)
+        self.tool_outputs: list[str] = []
+
+    def update_config(self, **model_config: Any) -> None:
+        """Accept and ignore configuration."""
+
+    def get_config(self) -> Any:
+        """An empty configuration."""
+        return {}
+
+    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
+        """Not scripted."""
+        raise NotImplementedError
+
+    async def stream(self, messages: Messages, *args: Any, **kwargs: Any) -> AsyncIterator[StreamEvent]:
+        """Yield the next scripted answer as Strands stream events."""
+        for block in messages[-1]["content"]:
+            if "toolResult" in block:
+                self.tool_outputs.append("".join(c.get("text", "") for c in block["toolResult"]["content"]))
+        turn = self.turns.pop(0)
+        yield {"messageStart": {"role": "assistant"}}
+        if isinstance(turn, str):
+            yield {"contentBlockStart": {"start": {}}}
+            yield {"contentBlockDelta": {"delta": {"text": turn}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "end_turn"}}
+        else:
+            yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": "call-1", "name": TOOL_NAME}}}}
+            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(dict(turn))}}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "tool_use"}}
+
+
+ECHO_SPEC: ToolSpec = {
+    "name": TOOL_NAME,
+    "description": "Echo text between a prefix and a suffix.",
+    "inputSchema": {
+        "json": {
+            "type": "object",
+            "properties": {"text": {"type": "string"}, "prefix": {"type": "string"}, "suffix": {"type": "string"}},
+            "required": ["text"],
+        }
+    },
+}
+
+
+def echo_tool(tool: Callable[..., str]) -> PythonAgentTool:
+    """The echo tool for Strands: calls `tool` with exactly the input the model sent."""
+
+    def run(tool_use: ToolUse, **invocation_state: Any) -> ToolResult:
+        text = tool(**tool_use["input"])
+        return {"toolUseId": tool_use["toolUseId"], "status": "success", "content": [{"text": text}]}
+
+    return PythonAgentTool(TOOL_NAME, ECHO_SPEC, run)
+
+
+def run_agent(
+    registry: HookRegistry, tool: Callable[..., str], turns: Sequence[Turn], *, prompt: str = "echo something"
+) -> tuple[ScriptedModel, str]:
+    """Run a Strands agent once with the adapter; return the model and the final answer."""
+    model = ScriptedModel(turns)
+    agent = Agent(model=model, tools=[echo_tool(tool)], hooks=[HookregProvider(registry)], callback_handler=None)
+    return model, str(agent(prompt)).strip()
+
+
+def drive(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> AgentRun:
+    """Run a Strands agent once and report the tool output the model saw."""
+    model, _ = run_agent(registry, tool, [args, "done"])
+    [seen] = model.tool_outputs
+    return AgentRun(tool_output_seen_by_model=seen)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_conformance(scenario: Scenario) -> None:
+    """The Strands adapter passes every conformance scenario."""
+    scenario.check(drive)
+
+
+def test_async_hooks_run() -> None:
+    """Async gate and result hooks run inside the Strands loop: the model sees the async rewrite."""
+    registry, gated = HookRegistry(), list[str]()
+
+    @registry.pre_tool_call_decide
+    async def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        await asyncio.sleep(0)
+        gated.append(ctx.call_id)
+        return HookResult.allow()
+
+    @registry.transform_tool_result
+    async def shout(ctx: TransformToolResultContext) -> str:
+        return ctx.presentation.upper()
+
+    assert drive(registry, RecordingTool(), {"text": "hi"}).tool_output_seen_by_model == "HI"
+    assert gated == ["call-1"]
+
+
+def test_result_rewrite_and_observed_result() -> None:
+    """transform_tool_result rewrites what the model sees; post_tool_call gets it, the raw text and the turn."""
+    registry, seen = HookRegistry(), list[object]()
+    registry.transform_tool_result(lambda ctx: f"<{ctx.presentation}>")
+    registry.post_tool_call(seen.append)
+    assert drive(registry, RecordingTool(), {"text": "hi"}).tool_output_seen_by_model == "<hi>"
+    [post] = seen
+    assert isinstance(post, PostToolCallContext)
+    assert (post.result, post.raw_result, post.call_id, post.run.turn) == ("<hi>", "hi", "call-1", 1)
+
+
+def test_tool_error_without_on_tool_error_keeps_strands_text() -> None:
+    """Without on_tool_error hooks the model reads Strands' own error text, and the failure is observed."""
+    registry, failures = HookRegistry(), list[object]()
+    registry.post_tool_call_failure(failures.append)
+    assert drive(registry, RecordingTool(), {"text": "fail"}).tool_output_seen_by_model == "Error: echo failed"
+    assert len(failures) == 1
+
+
+def test_ask_is_answered_by_on_interaction() -> None:
+    """A gate's ask goes to on_interaction: no interaction hook denies the call, an allow runs it."""
+    registry, tool, questions = HookRegistry(), RecordingTool(), list[str]()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.ask("run echo?"))
+    assert drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "no interaction hook"
+    assert tool.calls == []
+
+    @registry.on_interaction
+    def approve(ctx: OnInteractionContext) -> HookResult:
+        questions.append(ctx.question)
+        return HookResult.allow()
+
+    assert drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "hi"
+    assert tool.calls == [{"text": "hi"}]
+    assert questions == ["run echo?"]
+
+
+def test_session_and_turn_points_fire_in_order() -> None:
+    """A run fires session start, prompt gate, turns, stop and session end, in order, sharing one run."""
+    registry, events, contexts = HookRegistry(), list[tuple[object, ...]](), list[Any]()
+
+    def note(ctx: Any, *event: object) -> None:
+        contexts.append(ctx)
+        events.append(event)
+
+    def allow(ctx: Any, *event: object) -> HookResult:
+        note(ctx, *event)
+        return HookResult.allow()
+
+    registry.on_session_start(lambda ctx: note(ctx, "start", ctx.goal))
+    registry.user_prompt_submit(lambda ctx: allow(ctx, "prompt", ctx.content))
+    registry.pre_turn(lambda ctx: allow(ctx, "pre_turn", ctx.turn))
+    registry.post_turn(lambda ctx: note(ctx, "post_turn", ctx.response_text))
+    registry.stop(lambda ctx: allow(ctx, "stop", ctx.response_text))
+    registry.on_session_end(lambda ctx: note(ctx, "end", ctx.outcome.status, ctx.outcome.turns))
+    run_agent(registry, RecordingTool(), [{"text": "hi"}, "done"], prompt="say hi")
+    assert events == [
+        ("start", "say hi"),
+        ("prompt", "say hi"),
+        ("pre_turn", 1),
+        ("post_turn", ""),
+        ("pre_turn", 2),
+        ("post_turn", "done"),
+        ("stop", "done"),
+        ("end", "completed", 2),
+    ]
+    assert {type(ctx) for ctx in contexts} == {
+        OnSessionStartContext,
+        UserPromptSubmitContext,
+        PreTurnContext,
+        PostTurnContext,
+        StopContext,
+        OnSessionEndContext,
+    }
+    assert len({id(ctx.run.scratchpad) for ctx in contexts}) == 1
+
+
+def test_prompt_deny_cancels_the_invocation() -> None:
+    """A user_prompt_submit deny answers with its reason, calls no model and ends the session as stopped."""
+    registry, ends = HookRegistry(), list[OnSessionEndContext]()
+    registry.user_prompt_submit(lambda ctx: HookResult.deny("prompts about echo are closed"))
+    registry.on_session_end(ends.append)
+    model, answer = run_agent(registry, RecordingTool(), ["never"])
+    assert answer == "prompts about echo are closed"
+    assert model.turns == ["never"]
+    assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("stopped", "prompts about echo are closed")]
+
+
+def test_pre_turn_deny_ends_the_run() -> None:
+    """A pre_turn deny on the second turn answers with its reason instead of calling the model."""
+    registry, tool = HookRegistry(), RecordingTool()
+    registry.pre_turn(lambda ctx: HookResult.deny("turn budget spent") if ctx.turn > 1 else HookResult.allow())
+    model, answer = run_agent(registry, tool, [{"text": "hi"}, "never"])
+    assert tool.calls == [{"text": "hi"}]
+    assert answer == "turn budget spent"
+    assert model.turns == ["never"]
+
+
+def test_stop_deny_resumes_the_agent() -> None:
+    """A stop deny resumes the agent with its reason; the session starts and ends once."""
+    registry, counts, starts = HookRegistry(), list[int](), list[object]()
+    registry.on_session_start(starts.append)
+
+    @registry.stop
+    def once_more(ctx: StopContext) -> HookResult:
+        counts.append(ctx.continuation_count)
+        return HookResult.deny("check your answer") if ctx.continuation_count == 0 else HookResult.allow()
+
+    model, answer = run_agent(registry, RecordingTool(), ["first", "second"])
+    assert (answer, model.turns) == ("second", [])
+    assert counts == [0, 1]
+    assert len(starts) == 1
+
+
+def test_provider_refuses_a_non_registry() -> None:
+    """Building the provider from something else than a HookRegistry names the mistake."""
+    with pytest.raises(TypeError, match="Cannot build HookregProvider from 'hooks': it is not a HookRegistry"):
+        HookregProvider("hooks")  # type: ignore[arg-type]  # the mistake under test
+
+
+def test_missing_strands_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without Strands installed, importing the adapter raises an ImportError naming the extra."""
+    monkeypatch.setitem(sys.modules, "strands.hooks", None)
+    monkeypatch.delitem(sys.modules, "hookreg.adapters.strands")
+    with pytest.raises(ImportError, match=r"pip install 'hookreg\[strands\]'"):
+        importlib.import_module("hookreg.adapters.strands")
+
+
+def test_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/adapter_strands.py runs offline and shows the denial and the rewritten result."""
+    runpy.run_path(str(ROOT / "examples" / "adapter_strands.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "denied: rm -rf is not allowed" in out
+    assert "tool output seen by the model: ls -la (exit 0)" in out
