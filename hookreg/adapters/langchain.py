@@ -25,7 +25,9 @@ Where each hook point runs:
 - ``transform_tool_result``, ``post_tool_call``: the tool returned a
   ``ToolMessage``; its text is rewritten, then observed (``raw_result`` is the
   message's ``artifact``, or its content when it has none).
-- ``on_session_end``: ``after_agent``, with a ``completed`` outcome.
+- ``on_session_end``: ``after_agent``, with a ``completed`` outcome, or
+  ``stopped`` (the reason as ``reason``) after a ``user_prompt_submit`` or
+  ``pre_turn`` deny.
 
 ``invoke``/``stream`` dispatch with the registry's sync methods (an async hook
 there raises `hookreg.AsyncHookError`); ``ainvoke``/``astream`` use the
@@ -103,11 +105,6 @@ def _prompt(state: Mapping[str, Any]) -> str:
     return next((m.text for m in reversed(_messages(state)) if isinstance(m, HumanMessage)), "")
 
 
-def _ended(reason: str) -> dict[str, Any]:
-    """A state update that ends the run with `reason` as the agent's answer."""
-    return {"messages": [AIMessage(content=reason)], "jump_to": "end"}
-
-
 def _denial(result: HookResult) -> str:
     """What the model reads for a refused tool call (never empty: an empty text would look like a result)."""
     return result.reason or f"The tool call was denied by {result.decided_by or 'a hook'}."
@@ -159,6 +156,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             raise TypeError(msg)
         self.registry = registry
         self._run = RunContext()
+        self._denied: str | None = None
 
     @property
     def name(self) -> str:
@@ -173,8 +171,13 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """Begin a new run: the LangGraph thread (or run) id is the session id when there is one."""
         info = runtime.execution_info
         session = (info.thread_id or info.run_id or "") if info is not None else ""
-        self._run = RunContext(session_id=session)
+        self._run, self._denied = RunContext(session_id=session), None
         return OnSessionStartContext(session_id=self._run.session_id, goal=prompt, run=self._run)
+
+    def _end_with(self, result: HookResult) -> dict[str, Any]:
+        """A state update that ends the run with the denial's reason as the agent's answer."""
+        self._denied = _denial(result)
+        return {"messages": [AIMessage(content=self._denied)], "jump_to": "end"}
 
     # --- before_agent: on_session_start, user_prompt_submit ---------------------
 
@@ -186,7 +189,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         result = self.registry.decide(
             HookPoint.USER_PROMPT_SUBMIT, UserPromptSubmitContext(content=prompt, run=self._run)
         )
-        return None if result.allowed else _ended(_denial(result))
+        return None if result.allowed else self._end_with(result)
 
     @hook_config(can_jump_to=["end"])
     async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
@@ -196,7 +199,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         result = await self.registry.adecide(
             HookPoint.USER_PROMPT_SUBMIT, UserPromptSubmitContext(content=prompt, run=self._run)
         )
-        return None if result.allowed else _ended(_denial(result))
+        return None if result.allowed else self._end_with(result)
 
     # --- before_model: pre_turn ---------------------------------------------------
 
@@ -208,13 +211,13 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Gate the coming model call with ``pre_turn``."""
         result = self.registry.decide(HookPoint.PRE_TURN, self._pre_turn(state))
-        return None if result.allowed else _ended(_denial(result))
+        return None if result.allowed else self._end_with(result)
 
     @hook_config(can_jump_to=["end"])
     async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Async twin of `before_model`."""
         result = await self.registry.adecide(HookPoint.PRE_TURN, self._pre_turn(state))
-        return None if result.allowed else _ended(_denial(result))
+        return None if result.allowed else self._end_with(result)
 
     # --- after_model: model_turn_finished, post_turn, stop -----------------------
 
@@ -283,7 +286,11 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     # --- after_agent: on_session_end ---------------------------------------------
 
     def _end(self, state: AgentState[Any]) -> OnSessionEndContext:
-        outcome = RunOutcome(status="completed", turns=_turn(state))
+        turns = _turn(state) - (self._denied is not None)  # the denial's answer is no model turn
+        if self._denied is not None:
+            outcome = RunOutcome(status="stopped", reason=self._denied, turns=turns)
+        else:
+            outcome = RunOutcome(status="completed", turns=turns)
         return OnSessionEndContext(session_id=self._run.session_id, outcome=outcome, run=self._at(state))
 
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:

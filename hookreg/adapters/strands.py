@@ -178,14 +178,14 @@ class HookregProvider:
             state.denied = event.cancel = _denial(result)
 
     async def before_model_call(self, event: BeforeModelCallEvent) -> None:
-        """Open the next turn and gate it with ``pre_turn``."""
+        """Gate the next turn with ``pre_turn``; an allowed turn becomes the run's current one."""
         state = self._state(event.invocation_state)
-        state.run = dataclasses.replace(state.run, turn=state.run.turn + 1)
+        run = dataclasses.replace(state.run, turn=state.run.turn + 1)
         prompt = _last_user_text(event.agent.messages)
-        result = await self.registry.adecide(
-            HookPoint.PRE_TURN, PreTurnContext(prompt=prompt, turn=state.run.turn, run=state.run)
-        )
-        if not result.allowed:
+        result = await self.registry.adecide(HookPoint.PRE_TURN, PreTurnContext(prompt=prompt, turn=run.turn, run=run))
+        if result.allowed:
+            state.run = run
+        else:
             state.denied = event.cancel = _denial(result)
 
     async def after_model_call(self, event: AfterModelCallEvent) -> None:

@@ -249,21 +249,27 @@ def test_context_types_reach_hooks() -> None:
 
 def test_prompt_deny_ends_the_run_with_its_reason() -> None:
     """A user_prompt_submit deny ends the run before any model call; its reason is the answer."""
-    registry, turns = HookRegistry(), list[object]()
+    registry, turns, ends = HookRegistry(), list[object](), list[OnSessionEndContext]()
     registry.user_prompt_submit(lambda ctx: HookResult.deny("prompts about echo are closed"))
     registry.post_turn(turns.append)
+    registry.on_session_end(ends.append)
     messages = run_agent(registry, RecordingTool(), [AIMessage(content="never")])
     assert messages[-1].text == "prompts about echo are closed"
     assert turns == []
+    assert [(e.outcome.status, e.outcome.turns) for e in ends] == [("stopped", 0)]
 
 
 def test_pre_turn_deny_ends_the_run() -> None:
     """A pre_turn deny on the second turn stops the run before the model is called again."""
-    registry, tool = HookRegistry(), RecordingTool()
+    registry, tool, ends = HookRegistry(), RecordingTool(), list[OnSessionEndContext]()
     registry.pre_turn(lambda ctx: HookResult.deny("turn budget spent") if ctx.turn > 1 else HookResult.allow())
+    registry.on_session_end(ends.append)
     messages = run_agent(registry, tool, [tool_call({"text": "hi"}), AIMessage(content="never")])
     assert tool.calls == [{"text": "hi"}]
     assert messages[-1].text == "turn budget spent"
+    assert [(e.outcome.status, e.outcome.reason, e.outcome.turns) for e in ends] == [
+        ("stopped", "turn budget spent", 1)
+    ]
 
 
 def test_stop_deny_keeps_the_agent_going() -> None:

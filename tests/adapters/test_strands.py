@@ -231,12 +231,16 @@ def test_prompt_deny_cancels_the_invocation() -> None:
 
 def test_pre_turn_deny_ends_the_run() -> None:
     """A pre_turn deny on the second turn answers with its reason instead of calling the model."""
-    registry, tool = HookRegistry(), RecordingTool()
+    registry, tool, ends = HookRegistry(), RecordingTool(), list[OnSessionEndContext]()
     registry.pre_turn(lambda ctx: HookResult.deny("turn budget spent") if ctx.turn > 1 else HookResult.allow())
+    registry.on_session_end(ends.append)
     model, answer = run_agent(registry, tool, [{"text": "hi"}, "never"])
     assert tool.calls == [{"text": "hi"}]
     assert answer == "turn budget spent"
     assert model.turns == ["never"]
+    assert [(e.outcome.status, e.outcome.reason, e.outcome.turns) for e in ends] == [
+        ("stopped", "turn budget spent", 1)
+    ]
 
 
 def test_stop_deny_resumes_the_agent() -> None:
