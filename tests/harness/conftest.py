@@ -60,7 +60,7 @@ def drive(entry: str) -> Drive:
     return lambda harness, goal: collect(harness, goal, entry)[0]
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def run_through() -> Callable[[Harness, str, str], tuple[RunResult, list[StreamItem]]]:
     """The `collect` function: run a harness through a named entry point."""
     return collect
@@ -188,7 +188,7 @@ def record() -> Callable[[HookRegistry], Seen]:
     return install_recorder
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def make_scenario() -> Callable[[], tuple[Harness, ScriptedModel, Seen]]:
     """The `scenario` factory: a harness whose run touches every hook point."""
     return scenario
