@@ -16,7 +16,7 @@ import dataclasses
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, final
 
@@ -192,7 +192,7 @@ async def _aperform(op: _Op) -> object:
         return await result  # type: ignore[misc]  # an async tool returns an awaitable
 
 
-def _drive(steps: _Steps) -> Iterator[StreamItem]:
+def _drive(steps: _Steps) -> Generator[StreamItem, None, None]:
     """Run the loop synchronously, yielding what it emits, then `RunFinished`."""
     reply: object = None
     error: BaseException | None = None
@@ -218,7 +218,7 @@ def _drive(steps: _Steps) -> Iterator[StreamItem]:
             error = exc
 
 
-async def _adrive(steps: _Steps) -> AsyncIterator[StreamItem]:
+async def _adrive(steps: _Steps) -> AsyncGenerator[StreamItem, None]:
     """Run the loop, awaiting what it asks for, yielding what it emits, then `RunFinished`."""
     reply: object = None
     error: BaseException | None = None
@@ -373,7 +373,7 @@ class Harness:
                 return item.result
         raise AssertionError("unreachable: the driver always ends with RunFinished")  # pragma: no cover
 
-    def stream(self, goal: str) -> Iterator[StreamItem]:
+    def stream(self, goal: str) -> Generator[StreamItem, None, None]:
         """Run the agent on `goal`, yielding deltas and `TurnRetried` as they happen, then `RunFinished`.
 
         Closing the stream early ends the run as ``cancelled`` (``on_session_end`` fires).
@@ -381,7 +381,7 @@ class Harness:
         self._refuse_async_tools("stream")
         return _drive(self._steps(goal, streaming=True))
 
-    def astream(self, goal: str) -> AsyncIterator[StreamItem]:
+    def astream(self, goal: str) -> AsyncGenerator[StreamItem, None]:
         """The async twin of `stream`."""
         return _adrive(self._steps(goal, streaming=True))
 

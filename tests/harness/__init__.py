@@ -1,0 +1,1 @@
+"""Tests of hookreg.harness, the reference agent loop."""
