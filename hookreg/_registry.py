@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import functools
-import html
 import inspect
 import itertools
 import math
@@ -14,7 +13,7 @@ import types
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, NoReturn, cast, final
+from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn, cast, final
 
 from hookreg._context import PermissionDeniedContext, PreToolCallDecideContext
 from hookreg._dispatch import AsyncRunner, Plan, Runners, async_refusal
@@ -35,6 +34,8 @@ if TYPE_CHECKING:
     from typing import Self
 
     from hookreg._surface import HookRegistry
+    from hookreg._trace import Trace
+    from hookreg.policy import Rule
 
 __all__ = ["Inclusion", "Registration", "RegistryCore", "as_point"]
 
@@ -280,6 +281,7 @@ class RegistryCore:
         self._adecide = self._aruns[HookStyle.DECIDE]
         self._atransform = self._aruns[HookStyle.TRANSFORM]
         self._anotify = self._aruns[HookStyle.OBSERVE]
+        self._tracing = 0  # open traces that watch this registry: see hookreg/_trace.py
         for point in HookPoint:
             self._compile(point)
 
@@ -373,8 +375,13 @@ class RegistryCore:
                 raise value_error(
                     f"tools= applies only to tool-scoped points; {point} has no tool_name. Remove tools=."
                 )
+            if not isinstance(tools, str | Iterable):
+                raise type_error(f"tools= must be a str or an iterable of str, not {type(tools).__name__}.")
             patterns = (tools,) if isinstance(tools, str) else tuple(tools)
-            if not patterns or not all(isinstance(p, str) and p for p in patterns):
+            wrong = next((p for p in patterns if not isinstance(p, str)), None)
+            if wrong is not None:
+                raise type_error(f"tools= must hold only str tool names or globs, not {type(wrong).__name__}.")
+            if not patterns or not all(patterns):
                 raise value_error("tools= must be non-empty tool names or globs. Omit tools= to match every tool.")
         is_async = _is_async(fn)
         if timeout is not None:
@@ -588,8 +595,14 @@ class RegistryCore:
         runners = Runners(point, tuple(itertools.chain.from_iterable(hooks for _, _, hooks in items)))
         style = point.style
         self._runners[point] = runners
-        self._plans[style][point] = runners.plan
-        self._aruns[style][point] = runners.arun
+        plan, arun = runners.plan, runners.arun
+        if self._tracing:  # route every dispatch through the trace recorder; the inline loop stays untouched
+            from hookreg._trace import TracedRunners  # noqa: PLC0415 -- only while tracing: keeps the import light
+
+            traced = TracedRunners(self, runners)
+            plan, arun = traced.plan, traced.arun
+        self._plans[style][point] = plan
+        self._aruns[style][point] = arun
         self._has[point] = bool(runners.hooks)
 
     # --- introspection --------------------------------------------------------
@@ -616,22 +629,48 @@ class RegistryCore:
         return f"{type(self).__name__}({counts})"
 
     def _repr_html_(self) -> str:
-        rows = "".join(
-            "<tr>"
-            + "".join(
-                f"<td>{html.escape(str(cell))}</td>"
-                for cell in (
-                    reg.point.value,
-                    reg.name,
-                    reg.priority,
-                    ", ".join(reg.tools) if reg.tools else "all",
-                    "async" if reg.is_async else "sync",
-                    reg.on_error,
-                )
-            )
-            + "</tr>"
-            for runners in self._runners.values()
-            for reg in runners.hooks
-        )
-        head = "".join(f"<th>{h}</th>" for h in ("point", "hook", "priority", "tools", "kind", "on_error"))
-        return f"<table><caption>{html.escape(repr(self))}</caption><tr>{head}</tr>{rows}</table>"
+        from hookreg._display import registry_html  # noqa: PLC0415 -- on first display: keeps the import light
+
+        return registry_html(self)
+
+    def describe(self) -> str:
+        """A plain-text table of points to hooks in dispatch order: name, priority, tools, kind, on_error.
+
+        The text twin of the table a notebook shows; included registries are flattened.
+        """
+        from hookreg._display import describe_registry  # noqa: PLC0415 -- on first use: keeps the import light
+
+        return describe_registry(self)
+
+    def trace(self) -> Trace:
+        """Record what the dispatches made inside ``with registry.trace() as trace:`` call and decide.
+
+        Records the dispatches made on this registry, or on a registry that
+        includes it when the trace opens, by the current thread and the asyncio
+        tasks started inside the block. ``str(trace)`` is a table; notebooks show
+        one in HTML. Costs nothing while no trace is open.
+        """
+        from hookreg._trace import Trace  # noqa: PLC0415 -- on first use: keeps the import light
+
+        return Trace(self)
+
+    def use_policy(
+        self,
+        *rules: Rule,
+        default: Literal["allow", "deny"] = "allow",
+        name: str = "policy",
+        priority: int = 0,
+    ) -> Registration:
+        """Compile tool rules (``hookreg.policy.allow/deny/ask``) into one ``pre_tool_call_decide`` gate.
+
+        A rule naming an exact tool beats a glob; at one level deny beats ask
+        beats allow; among equals the first rule wins. A tool no rule matches
+        gets `default`. Using a policy under the same `name` again replaces it.
+
+        Returns:
+            The gate's Registration.
+        """
+        from hookreg.policy import Policy  # noqa: PLC0415 -- on first use: keeps the import light
+
+        gate = Policy(*rules, default=default)
+        return self._register(HookPoint.PRE_TOOL_CALL_DECIDE, gate, name=name, priority=priority, on_error="deny")
