@@ -1,0 +1,289 @@
+"""Build contexts with sensible defaults, and call one hook or one point in isolation."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable
+from typing import Final, Literal, TypeVar, overload
+
+from hookreg import (
+    HookPoint,
+    HookRegistry,
+    HookStyle,
+    InvalidToolCallContext,
+    Message,
+    ModelSelectContext,
+    ModelTurnFinishedContext,
+    NotificationContext,
+    OnCompactionContext,
+    OnInteractionContext,
+    OnSessionEndContext,
+    OnSessionStartContext,
+    OnToolErrorContext,
+    PermissionDeniedContext,
+    PostToolCallContext,
+    PostToolCallFailureContext,
+    PostTurnContext,
+    PreCompactContext,
+    PreModelCallContext,
+    PreToolCallDecideContext,
+    PreTurnContext,
+    ReasoningDeltaContext,
+    RequestPatch,
+    RunOutcome,
+    SetupContext,
+    StopContext,
+    SubagentStartContext,
+    SubagentStopContext,
+    TextDeltaContext,
+    ToolCallDeltaContext,
+    ToolErrorKind,
+    TransformToolResultContext,
+    UserPromptSubmitContext,
+)
+from hookreg._dispatch import _SPECS, _wrong_return, async_refusal, wrong_context
+from hookreg._errors import HookTypeError
+from hookreg._registry import Registration, _is_async, _name_of, as_point
+from hookreg._trace import DispatchRecord
+
+__all__ = ["acall_hook", "acall_point", "call_hook", "call_point", "make_context"]
+
+_CtxT = TypeVar("_CtxT")
+_ResultT = TypeVar("_ResultT")
+
+# A default for every context field but ``run``, by field name (``error`` depends on the point).
+_DEFAULTS: Final[dict[str, Callable[[], object]]] = {
+    "session_id": lambda: "session-1",
+    "goal": lambda: "test goal",
+    "content": lambda: "hello",
+    "prompt": lambda: "hello",
+    "turn": lambda: 1,
+    "history": lambda: (Message(role="user", content="hello"),),
+    "patch": RequestPatch,
+    "default_model": lambda: "test-model",
+    "selected_model": lambda: "test-model",
+    "delta": lambda: "",
+    "aggregated": lambda: "",
+    "call_id": lambda: "call-1",
+    "tool_name": lambda: "test_tool",
+    "text": lambda: "",
+    "tool_calls": tuple,
+    "finish_reason": lambda: "stop",
+    "max_tokens": lambda: None,
+    "usage": dict,
+    "args": dict,
+    "available_tools": lambda: ("test_tool",),
+    "error": lambda: RuntimeError("test error"),
+    "reason": lambda: "test reason",
+    "decided_by": lambda: None,
+    "duration_ms": lambda: 0.0,
+    "kind": lambda: ToolErrorKind.EXCEPTION,
+    "message": lambda: "test message",
+    "raw_result": lambda: "ok",
+    "presentation": lambda: "ok",
+    "result": lambda: "ok",
+    "metadata": dict,
+    "response_text": lambda: "done",
+    "transcript_len": lambda: 0,
+    "removed": lambda: 0,
+    "summary_chars": lambda: 0,
+    "question": lambda: "Proceed?",
+    "options": lambda: ("yes", "no"),
+    "depth": lambda: 1,
+    "outcome": lambda: RunOutcome(status="completed"),
+    "continuation_count": lambda: 0,
+}
+
+
+@overload
+def make_context(point: Literal[HookPoint.SETUP], /, **fields: object) -> SetupContext: ...
+@overload
+def make_context(point: Literal[HookPoint.ON_SESSION_START], /, **fields: object) -> OnSessionStartContext: ...
+@overload
+def make_context(point: Literal[HookPoint.USER_PROMPT_SUBMIT], /, **fields: object) -> UserPromptSubmitContext: ...
+@overload
+def make_context(point: Literal[HookPoint.PRE_TURN], /, **fields: object) -> PreTurnContext: ...
+@overload
+def make_context(point: Literal[HookPoint.PRE_MODEL_CALL], /, **fields: object) -> PreModelCallContext: ...
+@overload
+def make_context(point: Literal[HookPoint.MODEL_SELECT], /, **fields: object) -> ModelSelectContext: ...
+@overload
+def make_context(point: Literal[HookPoint.TEXT_DELTA], /, **fields: object) -> TextDeltaContext: ...
+@overload
+def make_context(point: Literal[HookPoint.REASONING_DELTA], /, **fields: object) -> ReasoningDeltaContext: ...
+@overload
+def make_context(point: Literal[HookPoint.TOOL_CALL_DELTA], /, **fields: object) -> ToolCallDeltaContext: ...
+@overload
+def make_context(point: Literal[HookPoint.MODEL_TURN_FINISHED], /, **fields: object) -> ModelTurnFinishedContext: ...
+@overload
+def make_context(point: Literal[HookPoint.INVALID_TOOL_CALL], /, **fields: object) -> InvalidToolCallContext: ...
+@overload
+def make_context(point: Literal[HookPoint.TRANSFORM_TOOL_INPUT], /, **fields: object) -> PreToolCallDecideContext: ...
+@overload
+def make_context(point: Literal[HookPoint.PRE_TOOL_CALL_DECIDE], /, **fields: object) -> PreToolCallDecideContext: ...
+@overload
+def make_context(point: Literal[HookPoint.PERMISSION_DENIED], /, **fields: object) -> PermissionDeniedContext: ...
+@overload
+def make_context(
+    point: Literal[HookPoint.POST_TOOL_CALL_FAILURE], /, **fields: object
+) -> PostToolCallFailureContext: ...
+@overload
+def make_context(point: Literal[HookPoint.ON_TOOL_ERROR], /, **fields: object) -> OnToolErrorContext: ...
+@overload
+def make_context(
+    point: Literal[HookPoint.TRANSFORM_TOOL_RESULT], /, **fields: object
+) -> TransformToolResultContext: ...
+@overload
+def make_context(point: Literal[HookPoint.POST_TOOL_CALL], /, **fields: object) -> PostToolCallContext: ...
+@overload
+def make_context(point: Literal[HookPoint.POST_TURN], /, **fields: object) -> PostTurnContext: ...
+@overload
+def make_context(point: Literal[HookPoint.PRE_COMPACT], /, **fields: object) -> PreCompactContext: ...
+@overload
+def make_context(point: Literal[HookPoint.ON_COMPACTION], /, **fields: object) -> OnCompactionContext: ...
+@overload
+def make_context(point: Literal[HookPoint.ON_INTERACTION], /, **fields: object) -> OnInteractionContext: ...
+@overload
+def make_context(point: Literal[HookPoint.SUBAGENT_START], /, **fields: object) -> SubagentStartContext: ...
+@overload
+def make_context(point: Literal[HookPoint.SUBAGENT_STOP], /, **fields: object) -> SubagentStopContext: ...
+@overload
+def make_context(point: Literal[HookPoint.NOTIFICATION], /, **fields: object) -> NotificationContext: ...
+@overload
+def make_context(point: Literal[HookPoint.STOP], /, **fields: object) -> StopContext: ...
+@overload
+def make_context(point: Literal[HookPoint.ON_SESSION_END], /, **fields: object) -> OnSessionEndContext: ...
+
+
+@overload
+def make_context(point: HookPoint | str, /, **fields: object) -> object: ...
+def make_context(point: HookPoint | str, /, **fields: object) -> object:
+    """Build `point`'s context: every field you leave out gets a plain default.
+
+    Tools are called ``"test_tool"`` with ``call_id="call-1"`` and empty
+    ``args``; texts are short placeholders; counts are 0 (``turn`` and
+    ``depth`` are 1); ``run`` is a fresh detached RunContext.
+
+    Example:
+        >>> make_context(HookPoint.PRE_TOOL_CALL_DECIDE, tool_name="bash").tool_name
+        'bash'
+
+    Raises:
+        HookTypeError: A field the context does not have.
+    """
+    hook_point = as_point(point, "make a context")
+    context = hook_point.context
+    names = [f.name for f in dataclasses.fields(context)]
+    unknown = sorted(set(fields) - set(names))
+    if unknown:
+        msg = (
+            f"Cannot make a {context.__name__} for {hook_point}: it has no field(s) {unknown}. Its fields are {names}."
+        )
+        raise HookTypeError(msg, point=hook_point)
+    values = {name: fields[name] if name in fields else _default(hook_point, name) for name in names if name != "run"}
+    if "run" in fields:
+        values["run"] = fields["run"]
+    return context(**values)
+
+
+def _default(point: HookPoint, name: str) -> object:
+    if name == "error" and point is HookPoint.INVALID_TOOL_CALL:
+        return "unknown tool"
+    return _DEFAULTS[name]()
+
+
+def _context(point: HookPoint, ctx: object, fields: dict[str, object]) -> object:
+    if ctx is None:
+        return make_context(point, **fields)
+    if fields:
+        msg = f"Cannot call a hook at {point} with both ctx= and fields {sorted(fields)}. Pass one or the other."
+        raise HookTypeError(msg, point=point)
+    if ctx.__class__ is not point.context:
+        raise wrong_context(point, ctx)
+    return ctx
+
+
+def _checked(point: HookPoint, fn: object, value: object) -> object:
+    spec = _SPECS[point]
+    if not spec.accepts(value):
+        raise _wrong_return(spec, Registration(point=point, name=_name_of(fn), callback=fn), value)
+    return value
+
+
+def call_hook(
+    point: HookPoint | str, fn: Callable[[_CtxT], _ResultT], /, ctx: _CtxT | None = None, **fields: object
+) -> _ResultT:
+    """Call the sync hook `fn` alone, as `point` would, and return what it returned.
+
+    The context is `ctx`, or ``make_context(point, **fields)``. What the hook
+    raises propagates unchanged (no failure policy applies), so a test sees
+    the real error. A return the point does not accept raises.
+
+    Example:
+        >>> from hookreg import HookResult
+        >>> call_hook(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult.deny("no"), tool_name="bash").reason
+        'no'
+
+    Raises:
+        HookReturnError: The hook returned something `point` does not accept.
+        AsyncHookError: `fn` is async: use `acall_hook`.
+    """
+    hook_point = as_point(point, f"call {fn!r}")
+    if _is_async(fn):
+        raise async_refusal(hook_point, Registration(name=_name_of(fn), callback=fn), "acall_hook")
+    value = fn(_context(hook_point, ctx, fields))  # type: ignore[arg-type]  # built for the point
+    return _checked(hook_point, fn, value)  # type: ignore[return-value]  # checked for the point
+
+
+async def acall_hook(
+    point: HookPoint | str, fn: Callable[[_CtxT], Awaitable[_ResultT]], /, ctx: _CtxT | None = None, **fields: object
+) -> _ResultT:
+    """The async twin of `call_hook`: await the async hook `fn` alone and return what it returned."""
+    hook_point = as_point(point, f"call {fn!r}")
+    value: object = await fn(_context(hook_point, ctx, fields))  # type: ignore[arg-type]  # built for the point
+    return _checked(hook_point, fn, value)  # type: ignore[return-value]  # checked for the point
+
+
+_METHODS: Final = {HookStyle.DECIDE: "decide", HookStyle.TRANSFORM: "transform", HookStyle.OBSERVE: "notify"}
+
+
+def _prepare(
+    registry: HookRegistry, point: HookPoint | str, ctx: object, fields: dict[str, object]
+) -> tuple[HookPoint, object]:
+    hook_point = as_point(point, "call a point")
+    return hook_point, _context(hook_point, ctx, fields)
+
+
+def call_point(
+    registry: HookRegistry, point: HookPoint | str, /, ctx: object = None, **fields: object
+) -> DispatchRecord:
+    """Dispatch `point` on `registry` alone, traced, and return the dispatch's record.
+
+    The context is `ctx`, or ``make_context(point, **fields)``. The record
+    holds the result (``record.result``), the hooks called in order
+    (``record.hooks``) and the decider (``record.decided_by``). What the
+    dispatch raises propagates.
+
+    Example:
+        >>> from hookreg import HookResult
+        >>> registry = HookRegistry()
+        >>> _ = registry.register(HookPoint.PRE_TURN, lambda ctx: HookResult.deny("later"), name="wait")
+        >>> call_point(registry, HookPoint.PRE_TURN).decided_by
+        'wait'
+    """
+    hook_point, context = _prepare(registry, point, ctx, fields)
+    dispatch: Callable[[HookPoint, object], object] = getattr(registry, _METHODS[hook_point.style])
+    with registry.trace() as trace:
+        dispatch(hook_point, context)
+    return trace[0]
+
+
+async def acall_point(
+    registry: HookRegistry, point: HookPoint | str, /, ctx: object = None, **fields: object
+) -> DispatchRecord:
+    """The async twin of `call_point`: awaits async hooks, calls sync ones inline."""
+    hook_point, context = _prepare(registry, point, ctx, fields)
+    dispatch: Callable[[HookPoint, object], Awaitable[object]] = getattr(registry, "a" + _METHODS[hook_point.style])
+    with registry.trace() as trace:
+        await dispatch(hook_point, context)
+    return trace[0]

@@ -1,0 +1,405 @@
+"""registry.trace(): dispatch records, their scope, their display, and that tracing changes no result."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Mapping
+from typing import Final
+
+import pytest
+
+from hookreg import (
+    HookPoint,
+    HookRegError,
+    HookRegistry,
+    HookResult,
+    InvalidToolCallAction,
+    NotificationContext,
+    OnInteractionContext,
+    PreToolCallDecideContext,
+    PreTurnContext,
+    StopRun,
+    TurnAction,
+)
+from hookreg.testing import make_context
+
+GATE: Final = HookPoint.PRE_TOOL_CALL_DECIDE
+
+
+def call(tool: str = "bash", **args: object) -> PreToolCallDecideContext:
+    return PreToolCallDecideContext(tool_name=tool, args=args, call_id="call-1")
+
+
+def returning(result: HookResult) -> Callable[[PreToolCallDecideContext], HookResult]:
+    return lambda ctx: result
+
+
+def gates(registry: HookRegistry, *results: HookResult) -> None:
+    """Register one gate per result, named g0, g1, …"""
+    for i, result in enumerate(results):
+        registry.register(GATE, returning(result), name=f"g{i}")
+
+
+def test_a_deny_lists_the_hooks_called_in_order_and_names_the_decider() -> None:
+    """A traced deny records each hook called, in order, stops at the decider and marks it."""
+    registry = HookRegistry()
+    gates(registry, HookResult.allow(), HookResult.deny("no bash"), HookResult.allow())
+    with registry.trace() as trace:
+        result = registry.decide(GATE, call())
+    (record,) = trace
+    assert record.point is GATE
+    assert record.hooks == ("g0", "g1")
+    assert [c.outcome for c in record.calls] == ["allow", "deny"]
+    assert record.calls[1].reason == "no bash"
+    assert record.decided_by == "g1"
+    assert record.decider is record.calls[1]
+    assert [c.decided for c in record.calls] == [False, True]
+    assert record.result is result
+    assert record.error is None
+    assert record.duration_ms >= 0
+    assert all(c.duration_ms >= 0 for c in record.calls)
+
+
+def test_tracing_changes_no_result() -> None:
+    """The shared allow, an unchanged transform's own args object and a deny come back as without a trace."""
+    registry = HookRegistry()
+    gates(registry, HookResult.allow())
+    registry.transform_tool_input(lambda ctx: None)
+    ctx = call()
+    with registry.trace():
+        assert registry.decide(GATE, ctx) is HookResult.allow()
+        assert registry.transform(HookPoint.TRANSFORM_TOOL_INPUT, ctx) is ctx.args
+        gates(registry, HookResult.deny("late"))
+        assert registry.decide(GATE, ctx).reason == "late"
+
+
+def test_the_inline_plan_is_back_when_the_last_trace_closes() -> None:
+    """While a trace is open the registry's plans leave the inline loop; after it closes they are inline again."""
+    registry = HookRegistry()
+    gates(registry, HookResult.allow())
+    inline = registry._decide[GATE]
+    with registry.trace():
+        with registry.trace():
+            assert registry._decide[GATE][0] is not PreToolCallDecideContext
+        assert registry._decide[GATE][0] is not PreToolCallDecideContext
+    assert registry._decide[GATE][0] is PreToolCallDecideContext
+    assert registry._decide[GATE][1] == inline[1]
+    assert registry._tracing == 0
+
+
+def test_outcomes_name_what_each_kind_of_hook_did() -> None:
+    """Ask with its reason, changed/unchanged transforms, observers, raises, bad returns and stops are named."""
+    registry = HookRegistry()
+    registry.register(HookPoint.TRANSFORM_TOOL_INPUT, lambda ctx: None, name="keep")
+    registry.register(HookPoint.TRANSFORM_TOOL_INPUT, lambda ctx: {"x": 1}, name="rewrite")
+    registry.register(HookPoint.PRE_TURN, lambda ctx: 1 / 0, name="broken", on_error="ignore")
+    registry.register(HookPoint.PRE_TURN, lambda ctx: None, name="none", on_error="ignore")
+    registry.register(HookPoint.PRE_TURN, lambda ctx: HookResult.ask("sure?"), name="asker")
+    registry.register(HookPoint.NOTIFICATION, lambda ctx: None, name="seen")
+    with registry.trace() as trace:
+        registry.transform(HookPoint.TRANSFORM_TOOL_INPUT, call())
+        registry.decide(HookPoint.PRE_TURN, PreTurnContext(prompt="p", turn=1))
+        registry.notify(HookPoint.NOTIFICATION, NotificationContext(message="m"))
+    transform, decide, notify = trace
+    assert [(c.hook, c.outcome) for c in transform.calls] == [("keep", "unchanged"), ("rewrite", "changed")]
+    assert transform.summary == "changed"
+    assert transform.decider is None
+    assert transform.result == {"x": 1}
+    broken, none, asker = decide.calls
+    assert (broken.outcome, broken.exc_type, broken.detail) == ("raised", "ZeroDivisionError", "ZeroDivisionError")
+    assert isinstance(broken.error, ZeroDivisionError)
+    assert (none.outcome, none.detail) == ("bad return", "returned NoneType")
+    assert (asker.outcome, asker.reason, asker.decided) == ("ask", "sure?", True)
+    assert decide.summary == "ask"
+    assert [(c.hook, c.outcome) for c in notify.calls] == [("seen", "ran")]
+    assert (notify.result, notify.summary) == (None, "done")
+
+
+def test_a_failing_decider_is_the_decider() -> None:
+    """Under on_error="deny" the failing hook decides, and the trace says so."""
+    registry = HookRegistry()
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: 1 / 0, name="broken")
+    gates(registry, HookResult.allow())
+    with registry.trace() as trace:
+        registry.decide(GATE, call())
+    assert trace[0].hooks == ("broken",)
+    assert trace[0].decided_by == "broken"
+    assert trace[0].summary == "deny"
+
+
+def test_all_passed_with_a_message_marks_the_last_allow_that_carried_one() -> None:
+    """When every gate allows, the decider is the last allow with a message, not the last hook called."""
+    registry = HookRegistry()
+    gates(registry, HookResult.allow("first"), HookResult.allow("noted"), HookResult.allow())
+    with registry.trace() as trace:
+        result = registry.decide(GATE, call())
+    assert result.decided_by == "g1"
+    assert [c.decided for c in trace[0].calls] == [False, True, False]
+
+
+def test_turn_actions_and_invalid_tool_call_actions_are_named_by_kind() -> None:
+    """A TurnAction and an InvalidToolCallAction show their kind and feedback."""
+    registry = HookRegistry()
+    registry.register(HookPoint.MODEL_TURN_FINISHED, lambda ctx: TurnAction.retry_with_feedback("again"), name="judge")
+    registry.register(HookPoint.INVALID_TOOL_CALL, lambda ctx: None, name="skip-me")
+    registry.register(HookPoint.INVALID_TOOL_CALL, lambda ctx: InvalidToolCallAction.repair("bash"), name="fixer")
+    with registry.trace() as trace:
+        registry.decide(HookPoint.MODEL_TURN_FINISHED, make_context(HookPoint.MODEL_TURN_FINISHED))
+        registry.decide(HookPoint.INVALID_TOOL_CALL, make_context(HookPoint.INVALID_TOOL_CALL))
+    turn, invalid = trace
+    assert (turn.calls[0].outcome, turn.calls[0].reason, turn.decided_by) == ("feedback", "again", "judge")
+    assert [(c.outcome, c.decided) for c in invalid.calls] == [("pass", False), ("repair", True)]
+
+
+def test_a_stop_is_recorded_and_re_raised() -> None:
+    """A hook raising StopRun shows as stopped with its reason; the record holds the error and no result."""
+    registry = HookRegistry()
+
+    def halt(ctx: PreToolCallDecideContext) -> HookResult:
+        raise StopRun("budget spent")
+
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, halt, name="halt")
+    with registry.trace() as trace, pytest.raises(StopRun, match="budget spent"):
+        registry.decide(GATE, call())
+    (record,) = trace
+    assert (record.calls[0].outcome, record.calls[0].reason) == ("stopped", "budget spent")
+    assert isinstance(record.error, StopRun)
+    assert record.result is None
+    assert record.summary == "raised StopRun"
+    assert record.decider is None
+
+
+def test_a_wrong_context_is_recorded_and_raised() -> None:
+    """A dispatch refused before any hook runs leaves a record holding the error."""
+    registry = HookRegistry()
+    gates(registry, HookResult.allow())
+    with registry.trace() as trace, pytest.raises(TypeError, match="PreToolCallDecideContext"):
+        registry.decide(GATE, NotificationContext(message="m"))  # type: ignore[call-overload]
+    assert trace[0].calls == ()
+    assert isinstance(trace[0].error, TypeError)
+    assert "raised HookTypeError" in str(trace)
+
+
+def test_a_dispatch_with_no_hooks_is_recorded_with_its_result() -> None:
+    """Dispatches nobody listens to are recorded too: on_interaction without a hook denies."""
+    registry = HookRegistry()
+    with registry.trace() as trace:
+        result = registry.decide(
+            HookPoint.ON_INTERACTION, OnInteractionContext(question="q", options=(), tool_name=None)
+        )
+    assert result.reason == "no interaction hook"
+    assert trace[0].calls == ()
+    assert trace[0].summary == "deny"
+    assert "no hook ran; deny" in str(trace)
+
+
+def test_resolve_tool_call_gives_one_record_per_dispatch() -> None:
+    """A deny through resolve_tool_call records the transform, the gate and the permission_denied observers."""
+    registry = HookRegistry()
+    registry.register(HookPoint.TRANSFORM_TOOL_INPUT, lambda ctx: {**ctx.args, "timeout": 30}, name="timeout")
+    gates(registry, HookResult.deny("no"))
+    registry.register(HookPoint.PERMISSION_DENIED, lambda ctx: None, name="audit")
+    with registry.trace() as trace:
+        registry.resolve_tool_call(call())
+    assert [r.point for r in trace] == [GATE.TRANSFORM_TOOL_INPUT, GATE, HookPoint.PERMISSION_DENIED]
+    assert [call.hook for call in trace.calls] == ["timeout", "g0", "audit"]
+
+
+def test_records_are_in_the_order_dispatches_started() -> None:
+    """A hook that dispatches again: its outer dispatch comes first in the trace."""
+    registry = HookRegistry()
+
+    @registry.pre_turn
+    def outer(ctx: PreTurnContext) -> HookResult:
+        registry.notify(HookPoint.NOTIFICATION, NotificationContext(message="inner"))
+        return HookResult.allow()
+
+    with registry.trace() as trace:
+        registry.decide(HookPoint.PRE_TURN, PreTurnContext(prompt="p", turn=1))
+    assert [r.point for r in trace] == [HookPoint.PRE_TURN, HookPoint.NOTIFICATION]
+
+
+def test_only_dispatches_inside_the_block_are_recorded() -> None:
+    """Dispatches before and after the block are not recorded; the records stay readable after it."""
+    registry = HookRegistry()
+    gates(registry, HookResult.allow())
+    trace = registry.trace()
+    registry.decide(GATE, call("before"))
+    with trace:
+        registry.decide(GATE, call("inside"))
+    registry.decide(GATE, call("after"))
+    assert len(trace) == 1
+    assert "closed" in repr(trace)
+
+
+def test_another_thread_is_not_recorded() -> None:
+    """A dispatch made by another thread while the trace is open does not show in it, and still works."""
+    registry = HookRegistry()
+    gates(registry, HookResult.deny("no"))
+    seen: list[str] = []
+    with registry.trace() as trace:
+        worker = threading.Thread(target=lambda: seen.append(registry.decide(GATE, call()).reason))
+        worker.start()
+        worker.join()
+    assert seen == ["no"]
+    assert len(trace) == 0
+
+
+def test_tasks_started_inside_the_block_are_recorded_and_others_are_not() -> None:
+    """asyncio tasks inherit the trace when started inside the block; a task started before does not."""
+    registry = HookRegistry()
+    gates(registry, HookResult.allow())
+
+    async def main() -> int:
+        go = asyncio.Event()
+
+        async def dispatch_when_told() -> None:
+            await go.wait()
+            await registry.adecide(GATE, call("outside"))
+
+        early = asyncio.create_task(dispatch_when_told())
+        with registry.trace() as trace:
+            await asyncio.gather(registry.adecide(GATE, call("a")), registry.adecide(GATE, call("b")))
+            go.set()
+            await early
+        return len(trace)
+
+    assert asyncio.run(main()) == 2
+
+
+def test_an_async_dispatch_is_traced() -> None:
+    """Async hooks are awaited and recorded, timeouts included, mixed with sync ones."""
+    registry = HookRegistry()
+
+    async def slow(ctx: PreToolCallDecideContext) -> HookResult:
+        await asyncio.sleep(10)
+        return HookResult.allow()
+
+    async def refuse(ctx: PreToolCallDecideContext) -> HookResult:
+        return HookResult.deny("async no")
+
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, slow, name="slow", timeout=0.01, on_error="ignore")
+    gates(registry, HookResult.allow())
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, refuse, name="refuse")
+
+    async def main() -> None:
+        with registry.trace() as trace:
+            result = await registry.adecide(GATE, call())
+        assert result.reason == "async no"
+        outcomes = [(c.hook, c.outcome) for c in trace[0].calls]
+        assert outcomes == [("slow", "timed out"), ("g0", "allow"), ("refuse", "deny")]
+        assert trace[0].decided_by == "refuse"
+        assert trace[0].calls[0].exc_type == "TimeoutError"
+
+    asyncio.run(main())
+
+
+def test_an_async_dispatch_refused_for_a_wrong_context_is_recorded() -> None:
+    """The async runner records a wrong context's error too."""
+    registry = HookRegistry()
+
+    async def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        return HookResult.allow()
+
+    registry.pre_tool_call_decide(gate)
+
+    async def main() -> None:
+        with registry.trace() as trace, pytest.raises(TypeError, match="PreToolCallDecideContext"):
+            await registry.adecide(GATE, NotificationContext(message="m"))  # type: ignore[call-overload]
+        assert isinstance(trace[0].error, TypeError)
+
+    asyncio.run(main())
+
+
+def test_a_trace_on_an_included_registry_sees_the_including_dispatch() -> None:
+    """Tracing a registry records dispatches of registries including it; tracing the parent does not see the child."""
+    parent, child = HookRegistry(), HookRegistry()
+    gates(child, HookResult.deny("child says no"))
+    parent.register(GATE, lambda ctx: HookResult.allow(), name="parent-gate", priority=1)
+    parent.include(child)
+    with child.trace() as trace:
+        parent.decide(GATE, call())
+    assert trace[0].hooks == ("parent-gate", "g0")
+    with parent.trace() as parent_trace:
+        child.decide(GATE, call())
+    assert len(parent_trace) == 0
+
+
+def test_nested_traces_each_see_what_they_watch() -> None:
+    """Two open traces on different registries record only their own registry's dispatches."""
+    first, second = HookRegistry(), HookRegistry()
+    with first.trace() as first_trace, second.trace() as second_trace:
+        first.notify(HookPoint.NOTIFICATION, NotificationContext(message="1"))
+        second.notify(HookPoint.NOTIFICATION, NotificationContext(message="2"))
+        second.notify(HookPoint.NOTIFICATION, NotificationContext(message="3"))
+    assert (len(first_trace), len(second_trace)) == (1, 2)
+
+
+def test_an_open_trace_cannot_be_entered_again() -> None:
+    """Entering a trace that is already open raises a clear error."""
+    registry = HookRegistry()
+    with registry.trace() as trace, pytest.raises(HookRegError, match="already open"):
+        trace.__enter__()
+
+
+def test_clear_forgets_the_records() -> None:
+    """clear() drops the records so far and later dispatches are still recorded."""
+    registry = HookRegistry()
+    with registry.trace() as trace:
+        registry.notify(HookPoint.NOTIFICATION, NotificationContext(message="1"))
+        trace.clear()
+        registry.notify(HookPoint.NOTIFICATION, NotificationContext(message="2"))
+    assert len(trace) == 1
+    assert trace[:1] == trace.records
+
+
+def test_str_is_a_table_with_one_row_per_call_and_the_decider_marked() -> None:
+    """str(trace) has a header, one row per hook call, a * on the decider's row and a legend."""
+    registry = HookRegistry()
+    gates(registry, HookResult.allow(), HookResult.deny("no bash"))
+    with registry.trace() as trace:
+        registry.decide(GATE, call())
+    lines = str(trace).splitlines()
+    assert lines[0].startswith("<Trace of HookRegistry(pre_tool_call_decide=2): 1 dispatch(es), closed>")
+    assert lines[1].split() == ["#", "point", "hook", "outcome", "detail", "ms"]
+    assert lines[2].split()[:4] == ["1", "pre_tool_call_decide", "g0", "allow"]
+    assert lines[3].startswith("*")
+    assert lines[3].split()[1:5] == ["g1", "deny", "no", "bash"]
+    assert lines[4] == "* decided the dispatch"
+
+
+def test_an_empty_trace_says_so() -> None:
+    """A trace that recorded nothing prints one line saying so."""
+    with HookRegistry().trace() as trace:
+        pass
+    assert str(trace).endswith("closed>: no dispatches")
+
+
+def test_the_html_highlights_the_decider_and_escapes_text() -> None:
+    """_repr_html_ is one table row per call, the decider's row highlighted, reasons escaped."""
+    registry = HookRegistry()
+    gates(registry, HookResult.allow(), HookResult.deny("<b>no</b>"))
+    with registry.trace() as trace:
+        registry.decide(GATE, call())
+    page = trace._repr_html_()
+    assert page.count("<tr") == 3  # header and two calls
+    assert page.count('<tr style="background-color') == 1
+    highlighted = page.split('<tr style="')[1]
+    assert "g1" in highlighted.split("</tr>")[0]
+    assert "&lt;b&gt;no&lt;/b&gt;" in page
+    assert "<b>" not in page
+
+
+def test_a_transform_record_holds_the_final_subject() -> None:
+    """The record of a transform holds what the dispatch returned."""
+    registry = HookRegistry()
+
+    @registry.transform_tool_input
+    def add(ctx: PreToolCallDecideContext) -> Mapping[str, object]:
+        return {**ctx.args, "n": 1}
+
+    with registry.trace() as trace:
+        registry.transform(HookPoint.TRANSFORM_TOOL_INPUT, call())
+    assert trace[0].result == {"n": 1}
+    assert trace[0].calls[0].returned == {"n": 1}
