@@ -148,7 +148,8 @@ def dispatch_once(registry: HookRegistry, point: HookPoint) -> tuple[list[str], 
         return trace, registry.decide(GATE, GATE_CTX)
     if point is REWRITE:
         return trace, registry.transform(REWRITE, GATE_CTX)
-    return trace, registry.notify(AUDIT, AUDIT_CTX)
+    registry.notify(AUDIT, AUDIT_CTX)
+    return trace, None
 
 
 async def adispatch_once(registry: HookRegistry, point: HookPoint) -> tuple[list[str], object]:
@@ -159,7 +160,8 @@ async def adispatch_once(registry: HookRegistry, point: HookPoint) -> tuple[list
         return trace, await registry.adecide(GATE, GATE_CTX)
     if point is REWRITE:
         return trace, await registry.atransform(REWRITE, GATE_CTX)
-    return trace, await registry.anotify(AUDIT, AUDIT_CTX)
+    await registry.anotify(AUDIT, AUDIT_CTX)
+    return trace, None
 
 
 def mutators(root: HookRegistry, stop: threading.Event, problems: Problems) -> list[Callable[[], None]]:
