@@ -27,6 +27,18 @@ def _is_async(fn: object) -> bool:
     return inspect.iscoroutinefunction(type(fn).__call__)
 
 
+def _hints(fn: object) -> dict[str, object]:
+    """The resolved annotations of `fn` (or of what it wraps), or none when they cannot be resolved."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
+        fn = getattr(type(fn), "__call__", fn)
+    try:
+        return typing.get_type_hints(fn)
+    except (TypeError, NameError):  # builtins, or forward references that do not resolve: bind-check only
+        return {}
+
+
 def _delegate(goal: str) -> None:
     """The signature of a subagent tool: one goal."""
 
@@ -87,10 +99,10 @@ class Tool:
                 raise HookValueError(msg, callback=fn)
         self.timeout = timeout
         self.subagent: Harness | None = None
+        self._hints = _hints(fn)
         try:
             self._signature = inspect.signature(fn)
-            self._hints = typing.get_type_hints(fn)
-        except (TypeError, ValueError, NameError) as exc:
+        except (TypeError, ValueError) as exc:
             msg = f"Cannot make a tool of {fn!r}: its signature cannot be read ({exc}). Wrap it in a plain function."
             raise HookTypeError(msg, callback=fn) from exc
 
