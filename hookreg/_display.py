@@ -45,13 +45,19 @@ def html_table(
 def _registry_rows(registry: RegistryCore) -> list[tuple[str, ...]]:
     """One row per hook, points in HookPoint order and hooks in dispatch order (included registries flattened)."""
     rows: list[tuple[str, ...]] = []
+    # An included hook sits at the position of the inclusion that brings it in: show that priority.
+    placed = {
+        reachable: inclusion.priority
+        for inclusion in registry._inclusions
+        for reachable in inclusion.registry._reachable()
+    }
     for point, runners in registry._runners.items():
         for i, reg in enumerate(runners.hooks):
             kind = "async" if reg.is_async else "sync"
             if reg.timeout is not None:
                 kind += f" ({reg.timeout:g}s)"
-            if reg._registry is not registry:
-                kind += ", included"
+            if reg._registry is not registry and reg._registry is not None:
+                kind += f", included at {placed[reg._registry]}"
             tools = ", ".join(reg.tools) if reg.tools else "all"
             rows.append((point.value if i == 0 else "", reg.name, str(reg.priority), tools, kind, reg.on_error))
     return rows

@@ -1,0 +1,86 @@
+"""How a registry shows: _repr_html_ in a notebook and describe() as text; the notebook tour example."""
+
+from __future__ import annotations
+
+import asyncio
+import runpy
+from pathlib import Path
+
+import pytest
+
+from hookreg import HookPoint, HookRegistry, HookResult, PreToolCallDecideContext
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def allow(ctx: PreToolCallDecideContext) -> HookResult:
+    return HookResult.allow()
+
+
+async def slow_allow(ctx: PreToolCallDecideContext) -> HookResult:
+    await asyncio.sleep(0)
+    return HookResult.allow()
+
+
+def build() -> HookRegistry:
+    """A registry with a priority, tools=, an async hook with a timeout, and an included registry."""
+    registry, shared = HookRegistry(), HookRegistry()
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, allow, name="late")
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, allow, name="first", priority=5, tools=["bash", "sh_*"])
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, slow_allow, name="<slow>", timeout=2.5, on_error="ignore")
+    shared.register(HookPoint.PRE_TOOL_CALL_DECIDE, allow, name="shared")
+    shared.register(HookPoint.NOTIFICATION, lambda ctx: None, name="note")
+    registry.include(shared, priority=1)
+    return registry
+
+
+def test_describe_lists_points_and_hooks_in_dispatch_order() -> None:
+    """describe() is a heading plus one line per hook: points in order, hooks by priority, includes flattened."""
+    lines = build().describe().splitlines()
+    assert lines[0] == "HookRegistry(pre_tool_call_decide=4, notification=1)"
+    assert lines[1].split() == ["point", "hook", "priority", "tools", "kind", "on_error"]
+    rows = [line.split("  ") for line in lines[2:]]
+    cells = [[cell.strip() for cell in row if cell.strip()] for row in rows]
+    assert cells == [
+        ["pre_tool_call_decide", "first", "5", "bash, sh_*", "sync", "deny"],
+        ["shared", "0", "all", "sync, included at 1", "deny"],
+        ["late", "0", "all", "sync", "deny"],
+        ["<slow>", "0", "all", "async (2.5s)", "ignore"],
+        ["notification", "note", "0", "all", "sync, included at 1", "ignore"],
+    ]
+
+
+def test_describe_of_an_empty_registry_says_so() -> None:
+    """An empty registry describes itself in one line."""
+    assert HookRegistry().describe() == "HookRegistry(): no hooks"
+
+
+def test_repr_html_is_the_same_table_escaped() -> None:
+    """_repr_html_ holds the describe() rows in HTML, names escaped, with the repr as caption."""
+    page = build()._repr_html_()
+    assert page.startswith("<table><caption>HookRegistry(pre_tool_call_decide=4, notification=1)</caption>")
+    assert page.count("<tr>") == 6  # header and five hooks
+    assert "<th>on_error</th>" in page
+    assert "<td>&lt;slow&gt;</td><td>0</td><td>all</td><td>async (2.5s)</td><td>ignore</td>" in page
+    assert "<slow>" not in page
+    assert page.index(">first<") < page.index(">shared<") < page.index(">late<") < page.index(">note<")
+
+
+def test_the_display_follows_changes() -> None:
+    """Registering and removing hooks shows at once in both displays."""
+    registry = HookRegistry()
+    handle = registry.register(HookPoint.STOP, lambda ctx: HookResult.allow(), name="stopper")
+    assert "stopper" in registry.describe()
+    assert "stopper" in registry._repr_html_()
+    handle.remove()
+    assert "stopper" not in registry._repr_html_()
+
+
+def test_the_notebook_tour_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/notebook_tour.py runs and prints the registry table and a trace naming the decider."""
+    runpy.run_path(str(ROOT / "examples" / "notebook_tour.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "pre_tool_call_decide  budget       10" in out
+    assert "* decided the dispatch" in out
+    assert "pre_tool_call_decide: deny, decided by no_rm" in out
+    assert "hooks called: budget, no_rm" in out
