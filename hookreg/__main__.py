@@ -28,7 +28,7 @@ from hookreg.harness import Harness, ScriptedModel, ScriptedTurn
 __all__ = ["main"]
 
 USAGE = "usage: python -m hookreg {demo|points}"
-log = structlog.get_logger("hookreg.demo")
+log: structlog.stdlib.BoundLogger = structlog.get_logger("hookreg.demo")
 
 
 def points_table() -> str:

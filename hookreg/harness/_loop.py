@@ -322,9 +322,9 @@ class Harness:
             HookTypeError: A tool is neither a `Tool` nor a callable.
             HookValueError: Two tools share a name, or a limit is out of range.
         """
-        self.model = model
-        self.registry = registry if registry is not None else HookRegistry()
-        self.name = name
+        self.model: Model = model
+        self.registry: HookRegistry = registry if registry is not None else HookRegistry()
+        self.name: str | None = name
         self.tools: dict[str, Tool] = {}
         for item in tools:
             tool = item if isinstance(item, Tool) else Tool(item)
@@ -342,9 +342,9 @@ class Harness:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
                 msg = f"Cannot build a Harness with {option}={value!r}: it must be an int of at least {low}."
                 raise HookValueError(msg)
-        self.max_turns = max_turns
-        self.max_tokens = max_tokens
-        self.compact_after = compact_after
+        self.max_turns: int = max_turns
+        self.max_tokens: int | None = max_tokens
+        self.compact_after: int | None = compact_after
         self._setup_fired = False
         self._setup_lock = threading.Lock()
 

@@ -192,7 +192,7 @@ class ScriptedModel:
     def __init__(self, script: Iterable[ScriptItem], /, *, name: str = "scripted-model") -> None:
         """Build a model that plays `script`; `name` is offered to `model_select` hooks."""
         self._script: tuple[ScriptItem, ...] = tuple(script)
-        self.name = name
+        self.name: str = name
         self._next = 0
         self._calls = 0
         self._requests: list[ModelRequest] = []

@@ -31,8 +31,8 @@ def _hints(fn: object) -> dict[str, object]:
     """The resolved annotations of `fn` (or of what it wraps), or none when they cannot be resolved."""
     while isinstance(fn, functools.partial):
         fn = fn.func
-    if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
-        fn = getattr(type(fn), "__call__", fn)
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn) or inspect.isbuiltin(fn)):
+        fn = type(fn).__call__  # a callable object: its __call__ carries the annotations
     try:
         return typing.get_type_hints(fn)
     except (TypeError, NameError):  # builtins, or forward references that do not resolve: bind-check only
@@ -82,9 +82,9 @@ class Tool:
         if not isinstance(tool_name, str) or not tool_name.isidentifier():
             msg = f"Cannot make a tool of {fn!r}: its name {tool_name!r} is not an identifier. Pass name=..."
             raise HookValueError(msg, callback=fn)
-        self.fn = fn
-        self.name = tool_name
-        self.is_async = _is_async(fn)
+        self.fn: Callable[..., object] = fn
+        self.name: str = tool_name
+        self.is_async: bool = _is_async(fn)
         if timeout is not None:
             if not self.is_async:
                 msg = (
@@ -97,7 +97,7 @@ class Tool:
                     f"Cannot give tool {tool_name!r} the timeout {timeout!r}: it must be a positive number of seconds."
                 )
                 raise HookValueError(msg, callback=fn)
-        self.timeout = timeout
+        self.timeout: float | None = timeout
         self.subagent: Harness | None = None
         self._hints = _hints(fn)
         try:
