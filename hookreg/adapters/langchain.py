@@ -78,8 +78,8 @@ try:
     from langgraph.prebuilt.tool_node import ToolInvocationError
     from langgraph.runtime import Runtime
     from langgraph.types import Command
-except ImportError as error:  # pragma: no cover - exercised by a test that hides the framework
-    raise _missing_framework("langchain", "langchain", error) from error
+except ImportError as _import_error:  # pragma: no cover - exercised by a test that hides the framework
+    raise _missing_framework("langchain", "langchain", _import_error) from _import_error
 
 __all__ = ["HookregMiddleware"]
 

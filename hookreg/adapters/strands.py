@@ -67,8 +67,8 @@ try:
     )
     from strands.types.content import Message, Messages
     from strands.types.tools import ToolResult
-except ImportError as error:  # pragma: no cover - exercised by a test that hides the framework
-    raise _missing_framework("strands", "strands", error) from error
+except ImportError as _import_error:  # pragma: no cover - exercised by a test that hides the framework
+    raise _missing_framework("strands", "strands", _import_error) from _import_error
 
 __all__ = ["HookregProvider"]
 
