@@ -28,7 +28,9 @@ Where each hook point runs:
   normally, a ``stop`` deny resumes the agent with its reason as the next
   user message; otherwise ``on_session_end`` fires with the outcome.
 
-A `hookreg.StopRun` raised by a hook propagates out of the agent call.
+A `hookreg.StopRun` raised by a hook inside the event loop (turn and tool
+points) leaves the agent call as Strands' ``EventLoopException``, whose
+``__cause__`` is the `hookreg.StopRun`.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from hookreg import (
     PreToolCallDecideContext,
     PreTurnContext,
     StopContext,
+    StopRun,
     TransformToolResultContext,
     TurnAction,
     UserPromptSubmitContext,
@@ -294,6 +295,19 @@ def test_model_turn_finished_repeat_and_feedback() -> None:
     answers = [AIMessage(content="dropped"), AIMessage(content="kept"), AIMessage(content="final")]
     messages = run_agent(registry, RecordingTool(), answers, asynchronous=True)
     assert [m.text for m in messages] == ["echo something", "kept", "be brief", "final"]
+
+
+def test_stop_run_from_a_gate_leaves_invoke() -> None:
+    """A StopRun raised by a gate propagates out of invoke() as the same object, and the tool never runs."""
+    registry, tool = HookRegistry(), RecordingTool()
+
+    @registry.pre_tool_call_decide(name="halt")
+    def halt(ctx: PreToolCallDecideContext) -> HookResult:
+        raise StopRun("enough")
+
+    with pytest.raises(StopRun, match="enough") as raised:
+        drive(registry, tool, {"text": "hi"})
+    assert (raised.value.hook, tool.calls) == ("halt", [])
 
 
 def test_middleware_refuses_a_non_registry() -> None:

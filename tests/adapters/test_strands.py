@@ -16,6 +16,7 @@ from strands import Agent
 from strands.models import Model
 from strands.tools.tools import PythonAgentTool
 from strands.types.content import Messages
+from strands.types.exceptions import EventLoopException
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolResult, ToolSpec, ToolUse
 
@@ -30,6 +31,7 @@ from hookreg import (
     PreToolCallDecideContext,
     PreTurnContext,
     StopContext,
+    StopRun,
     TransformToolResultContext,
     UserPromptSubmitContext,
 )
@@ -257,6 +259,20 @@ def test_stop_deny_resumes_the_agent() -> None:
     assert (answer, model.turns) == ("second", [])
     assert counts == [0, 1]
     assert len(starts) == 1
+
+
+def test_stop_run_from_a_gate_ends_the_run() -> None:
+    """A StopRun raised by a gate ends the agent call as Strands' EventLoopException caused by it."""
+    registry, tool = HookRegistry(), RecordingTool()
+
+    @registry.pre_tool_call_decide(name="halt")
+    def halt(ctx: PreToolCallDecideContext) -> HookResult:
+        raise StopRun("enough")
+
+    with pytest.raises(EventLoopException, match="enough") as raised:
+        drive(registry, tool, {"text": "hi"})
+    assert isinstance(raised.value.__cause__, StopRun)
+    assert (raised.value.__cause__.hook, tool.calls) == ("halt", [])
 
 
 def test_provider_refuses_a_non_registry() -> None:
