@@ -387,3 +387,32 @@ def test_no_registration_lost_or_doubled() -> None:
     # A dispatch runs each surviving hook exactly once.
     trace, _ = dispatch_once(registry, AUDIT)
     assert sorted(trace) == sorted(expected)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_hooks_changing_the_registry_mid_dispatch_affect_only_the_next_one(mode: str) -> None:
+    """A hook that removes a later hook, registers one and un-includes a registry changes only later dispatches."""
+    root = base_registry()
+    pair = pair_registry()
+    inclusion = root.include(pair, priority=-50)  # after the meddler, before the gate
+    later = root.register(GATE, recorder("L", GATE), name="L", priority=-10)
+
+    def meddler(ctx: Any) -> HookResult:
+        TRACE.get().append("M")
+        later.remove()
+        inclusion.remove()
+        root.register(GATE, recorder("N", GATE), name="N", priority=-20)
+        root.unregister(meddler)
+        return HookResult.allow()
+
+    root.register(GATE, meddler, name="M", priority=100)
+
+    def dispatch() -> tuple[list[str], object]:
+        return asyncio.run(adispatch_once(root, GATE)) if mode == "async" else dispatch_once(root, GATE)
+
+    trace, result = dispatch()
+    assert trace == ["M", "L", "A", "B", "G"]
+    assert isinstance(result, HookResult)
+    assert result.decided_by == "G"
+    trace, result = dispatch()
+    assert trace == ["N", "G"]

@@ -334,3 +334,30 @@ def test_resolve_tool_call_fails_closed_on_every_gate_failure() -> None:
     assert resolution.rewritten
     assert len(denied) == 1
     assert [e["event"] for e in logs] == ["hook_failed"]
+
+
+@pytest.mark.parametrize("point", list(HookPoint), ids=str)
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_sync_hook_returning_an_awaitable_fails_and_closes_it(point: HookPoint, mode: str) -> None:
+    """A sync hook returning a coroutine fails at every point, sync or async dispatch, and the coroutine is closed."""
+    returned: list[Any] = []
+
+    async def forgotten() -> None:
+        """Never awaited by anyone."""
+
+    def hook(ctx: Any) -> object:
+        coroutine = forgotten()
+        returned.append(coroutine)
+        return coroutine
+
+    registry = HookRegistry()
+    registry.register(point, hook, name="hasty", on_error="ignore")
+    ctx = make_context(point, tool_name="bash")
+    method = DISPATCH[point.style]
+    with capture_logs() as logs:
+        if mode == "async":
+            asyncio.run(getattr(registry, "a" + method)(point, ctx))
+        else:
+            getattr(registry, method)(point, ctx)
+    assert [(e["event"], e["exc_type"]) for e in logs] == [("hook_failed", "HookReturnError")]
+    assert returned[0].cr_frame is None  # closed: no "never awaited" warning later
