@@ -314,9 +314,11 @@ async def _acall(reg: Registration, ctx: object) -> Outcome:
     deadline = asyncio.timeout(reg.timeout)
     try:
         async with deadline:
-            return OK, await cast("Awaitable[object]", reg.callback(ctx))
+            value = await cast("Awaitable[object]", reg.callback(ctx))
     except Exception as exc:  # noqa: BLE001 -- handed to the policy
         return (_TIMED_OUT if deadline.expired() else RAISED), exc
+    # A hook that swallowed its cancellation and returned late still timed out: never a pass.
+    return (_TIMED_OUT, TimeoutError()) if deadline.expired() else (OK, value)
 
 
 # --- compiling a point's hooks into runners -------------------------------------
