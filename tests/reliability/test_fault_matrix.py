@@ -8,8 +8,8 @@ for sync callables at registration (DESIGN §4), and that refusal is the
 outcome asserted in the sync x timeout cells. The modes: ``sync`` (every hook
 sync, sync dispatch), ``async`` (an async faulty hook, ``a``-dispatch) and
 ``mixed`` (a sync faulty hook between async ones, ``a``-dispatch). 27 points
-give 61 (point, policy) pairs; x 3 modes x 6 faults = 1098 cells, of which 122
-are timeout refusals and 976 are dispatches.
+give 61 (point, policy) pairs; x 3 modes x 7 faults = 1281 cells, of which 244
+are timeout refusals and 1037 are dispatches.
 """
 
 from __future__ import annotations
@@ -42,7 +42,11 @@ POLICIES = {
     HookStyle.OBSERVE: ("ignore", "raise"),
 }
 MODES = ("sync", "async", "mixed")
-FAULTS = ("exception", "wrong_return", "timeout", "stop_run", "keyboard_interrupt", "cancelled")
+# "swallowed_timeout": the hook catches its own cancellation at the deadline and returns a pass
+# anyway. Its deadline still passed, so it is a timeout like any other: a gate that ignores its
+# deadline must not fail open.
+FAULTS = ("exception", "wrong_return", "timeout", "swallowed_timeout", "stop_run", "keyboard_interrupt", "cancelled")
+TIMEOUT_FAULTS = ("timeout", "swallowed_timeout")
 CELLS = [
     (point, policy, mode, fault)
     for point in HookPoint
@@ -151,14 +155,19 @@ class Cell:
             return lambda ctx: self.act()
 
         async def faulty(ctx: Any) -> object:
-            if self.fault == "timeout":
-                await asyncio.Event().wait()  # never set: only the timeout ends it
+            if self.fault in TIMEOUT_FAULTS:
+                try:
+                    await asyncio.Event().wait()  # never set: only the timeout ends it
+                except asyncio.CancelledError:
+                    if self.fault == "timeout":
+                        raise
+                    return pass_value(self.point)
             return self.act()
 
         return faulty
 
     def register_faulty(self) -> None:
-        timeout = TIMEOUT if self.fault == "timeout" else None
+        timeout = TIMEOUT if self.fault in TIMEOUT_FAULTS else None
         self.registry.register(
             self.point, self.faulty_hook(), name="faulty", priority=1, on_error=self.policy, timeout=timeout
         )
@@ -182,16 +191,16 @@ class Cell:
 
 
 def test_matrix_size() -> None:
-    """The matrix covers 61 (point, policy) pairs x 3 modes x 6 faults; 122 sync-hook timeout cells are refusals."""
-    assert len(CELLS) == 1098
-    assert sum(1 for _, _, mode, fault in CELLS if mode != "async" and fault == "timeout") == 122
+    """The matrix covers 61 (point, policy) pairs x 3 modes x 7 faults; 244 sync-hook timeout cells are refusals."""
+    assert len(CELLS) == 1281
+    assert sum(1 for _, _, mode, fault in CELLS if mode != "async" and fault in TIMEOUT_FAULTS) == 244
 
 
 @pytest.mark.parametrize(("point", "policy", "mode", "fault"), CELLS, ids=str)
 def test_fault_cell(point: HookPoint, policy: str, mode: str, fault: str) -> None:  # noqa: PLR0912, PLR0915 -- one branch per documented outcome
     """The cell's fault has exactly the outcome DESIGN §5 gives it, and is logged once."""
     cell = Cell(point, policy, mode, fault)
-    if mode != "async" and fault == "timeout":
+    if mode != "async" and fault in TIMEOUT_FAULTS:
         with pytest.raises(HookValueError, match=r"timeout= applies only to async callables") as refused:
             cell.register_faulty()
         assert isinstance(refused.value, ValueError)
@@ -221,7 +230,7 @@ def test_fault_cell(point: HookPoint, policy: str, mode: str, fault: str) -> Non
         return
 
     # A failure: logged exactly once, as hook_failed or hook_timed_out, and nothing else.
-    if fault == "timeout":
+    if fault in TIMEOUT_FAULTS:
         assert logs == [
             {
                 "event": "hook_timed_out",
