@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, cast, final, overload
 
@@ -155,14 +155,16 @@ class Trace:
 
     def __init__(self, registry: RegistryCore) -> None:
         self._registry = registry
-        self._records: list[DispatchRecord | None] = []
+        # One slot per dispatch, reserved when it starts and filled when it ends, so records
+        # keep the order dispatches started in; clear() swaps the list, orphaning pending slots.
+        self._records: list[list[DispatchRecord]] = []
         self._registries: frozenset[RegistryCore] = frozenset()
-        self._token: Any = None
+        self._token: Token[tuple[Trace, ...]] | None = None
 
     @property
     def records(self) -> tuple[DispatchRecord, ...]:
         """The finished dispatches, in the order they started."""
-        return tuple(record for record in self._records if record is not None)
+        return tuple(slot[0] for slot in self._records if slot)
 
     @property
     def calls(self) -> tuple[HookCall, ...]:
@@ -171,7 +173,7 @@ class Trace:
 
     def clear(self) -> None:
         """Forget the records so far (the trace stays open)."""
-        self._records.clear()
+        self._records = []
 
     def __enter__(self) -> Self:
         if self._token is not None:
@@ -191,7 +193,7 @@ class Trace:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         try:
-            _OPEN.reset(self._token)
+            _OPEN.reset(cast("Token[tuple[Trace, ...]]", self._token))
         except ValueError:  # closed from another context than it opened in: remove just this trace
             _OPEN.set(tuple(trace for trace in _OPEN.get() if trace is not self))
         self._token = None
@@ -201,9 +203,10 @@ class Trace:
                 for point in HookPoint:
                     registry._compile(point)
 
-    def _reserve(self) -> int:
-        self._records.append(None)
-        return len(self._records) - 1
+    def _reserve(self) -> list[DispatchRecord]:
+        slot: list[DispatchRecord] = []
+        self._records.append(slot)
+        return slot
 
     def __len__(self) -> int:
         return len(self.records)
@@ -314,7 +317,7 @@ class _Recorder:
     def __init__(self, traces: tuple[Trace, ...], runners: Runners) -> None:
         self.runners = runners
         self.calls: list[HookCall] = []
-        self.slots = [(trace, trace._reserve()) for trace in traces]
+        self.slots = [trace._reserve() for trace in traces]
         self.start = time.perf_counter()
 
     def call(self, reg: Registration, ctx: object) -> Outcome:
@@ -361,9 +364,8 @@ class _Recorder:
             error=error,
             duration_ms=(time.perf_counter() - self.start) * 1000,
         )
-        for trace, index in self.slots:
-            if index < len(trace._records):  # clear() may have dropped the slot
-                trace._records[index] = record
+        for slot in self.slots:
+            slot.append(record)
 
 
 def _watching(registry: RegistryCore) -> tuple[Trace, ...]:
@@ -374,7 +376,7 @@ def _watching(registry: RegistryCore) -> tuple[Trace, ...]:
 class TracedRunners:
     """Stands in for a registry's `Runners` at one point while a trace is open on it.
 
-    Its plan always leaves the inline loop. A dispatch that no open trace in
+    Its plan always leaves the inline loop, so only `run` and `arun` are ever called. A dispatch that no open trace in
     the current context watches runs exactly as before, through the real runners.
     """
 
@@ -404,10 +406,6 @@ class TracedRunners:
             raise
         recorder.finish(result, None)
         return result
-
-    def resume(self, ctx: object, fn: object, outcome: Outcome) -> object:
-        """Never called: the plan leaves the inline loop before any hook runs."""
-        return self._runners.resume(ctx, fn, outcome)
 
     async def _arun(self, ctx: object) -> object:
         runners = self._runners

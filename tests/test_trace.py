@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Callable, Mapping
 from typing import Final
@@ -251,6 +252,11 @@ def test_tasks_started_inside_the_block_are_recorded_and_others_are_not() -> Non
     registry = HookRegistry()
     gates(registry, HookResult.allow())
 
+    async def also_async(ctx: PreToolCallDecideContext) -> HookResult:
+        return HookResult.allow()
+
+    registry.register(GATE, also_async, name="async-gate")
+
     async def main() -> int:
         go = asyncio.Event()
 
@@ -403,3 +409,31 @@ def test_a_transform_record_holds_the_final_subject() -> None:
         registry.transform(HookPoint.TRANSFORM_TOOL_INPUT, call())
     assert trace[0].result == {"n": 1}
     assert trace[0].calls[0].returned == {"n": 1}
+
+
+def test_a_trace_closed_in_another_context_still_closes() -> None:
+    """Closing a trace from another context than the one it opened in (a fixture, a task) restores the registry."""
+    registry = HookRegistry()
+    gates(registry, HookResult.allow())
+    trace = registry.trace()
+    contextvars.copy_context().run(trace.__enter__)
+    trace.__exit__(None, None, None)
+    assert registry._tracing == 0
+    assert registry._decide[GATE][0] is PreToolCallDecideContext
+    assert "closed" in repr(trace)
+
+
+def test_clear_inside_a_dispatch_drops_that_dispatch() -> None:
+    """A dispatch still running when clear() is called is not recorded; those that start later are."""
+    registry = HookRegistry()
+    trace = registry.trace()
+
+    @registry.pre_turn
+    def clearing(ctx: PreTurnContext) -> HookResult:
+        trace.clear()
+        registry.notify(HookPoint.NOTIFICATION, NotificationContext(message="after clear"))
+        return HookResult.allow()
+
+    with trace:
+        registry.decide(HookPoint.PRE_TURN, PreTurnContext(prompt="p", turn=1))
+    assert [r.point for r in trace] == [HookPoint.NOTIFICATION]
