@@ -1251,24 +1251,29 @@ class HookRegistry(RegistryCore):
     def decide(self, point: HookPoint, ctx: object, /) -> Any:
         """Run the gates of `point` in order; return the first result that is not a pass."""
         # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules.
+        # hook that does anything else hands its outcome to the rules. The plan
+        # is (context class, callables, pass value, result when all pass,
+        # runners); indexing it is faster than unpacking it.
         try:
-            ctx_type, fns, passed, done, runners = self._decide[point]
+            plan = self._decide[point]
         except (KeyError, TypeError):
             self._misdirected(point, HookStyle.DECIDE, "decide")
-        if ctx.__class__ is not ctx_type:
-            return runners.run(ctx)
-        try:
-            for fn in fns:
-                result = fn(ctx)
-                if result is not passed:
-                    break
-            else:
-                return done
-            outcome = (OK, result)
-        except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-            outcome = (RAISED, exc)
-        return runners.resume(ctx, fn, outcome)
+        if ctx.__class__ is not plan[0]:
+            return plan[4].run(ctx)
+        fns = plan[1]
+        if fns:  # iterating an empty tuple costs more than this test
+            passed = plan[2]
+            try:
+                for fn in fns:
+                    result = fn(ctx)
+                    if result is not passed:
+                        break
+                else:
+                    return plan[3]
+            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
+                return plan[4].resume(ctx, fn, (RAISED, exc))
+            return plan[4].resume(ctx, fn, (OK, result))
+        return plan[3]
 
     @overload
     async def adecide(
@@ -1297,13 +1302,31 @@ class HookRegistry(RegistryCore):
 
         Async hooks are awaited, with their timeouts; sync hooks are called inline.
         """
+        # The inline loop: while every hook passes, nothing else runs. The first
+        # hook that does anything else hands its outcome to the rules. The plan
+        # is (context class, callables, pass value, result when all pass,
+        # runners); indexing it is faster than unpacking it.
         try:
-            arun = self._adecide[point]
+            plan = self._decide[point]
         except (KeyError, TypeError):
             self._misdirected(point, HookStyle.DECIDE, "adecide")
-        if arun is None:
-            return self.decide(point, ctx)  # type: ignore[call-overload]  # checked at run time
-        return await arun(ctx)
+        if ctx.__class__ is not plan[0]:
+            arun = plan[4].arun
+            return plan[4].run(ctx) if arun is None else await arun(ctx)
+        fns = plan[1]
+        if fns:  # iterating an empty tuple costs more than this test
+            passed = plan[2]
+            try:
+                for fn in fns:
+                    result = fn(ctx)
+                    if result is not passed:
+                        break
+                else:
+                    return plan[3]
+            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
+                return plan[4].resume(ctx, fn, (RAISED, exc))
+            return plan[4].resume(ctx, fn, (OK, result))
+        return plan[3]
 
     @overload
     def transform(self, point: Literal[HookPoint.PRE_MODEL_CALL], ctx: PreModelCallContext, /) -> RequestPatch: ...
@@ -1317,27 +1340,39 @@ class HookRegistry(RegistryCore):
     def transform(self, point: Literal[HookPoint.ON_TOOL_ERROR], ctx: OnToolErrorContext, /) -> str: ...
     @overload
     def transform(self, point: Literal[HookPoint.TRANSFORM_TOOL_RESULT], ctx: TransformToolResultContext, /) -> str: ...
-    def transform(self, point: HookPoint, ctx: object, /) -> Any:
+    def transform(self, point: HookPoint, ctx: object, /) -> Any:  # noqa: PLR0911 -- one return per subject
         """Chain the transforms of `point`; return the final subject (the original object when unchanged)."""
         # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules.
+        # hook that does anything else hands its outcome to the rules. The plan
+        # is (context class, callables, pass value, result when all pass,
+        # runners); indexing it is faster than unpacking it.
         try:
-            ctx_type, fns, passed, done, runners = self._transform[point]
+            plan = self._transform[point]
         except (KeyError, TypeError):
             self._misdirected(point, HookStyle.TRANSFORM, "transform")
-        if ctx.__class__ is not ctx_type:
-            return runners.run(ctx)
-        try:
-            for fn in fns:
-                result = fn(ctx)
-                if result is not passed:
-                    break
-            else:
-                return getattr(ctx, done)
-            outcome = (OK, result)
-        except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-            outcome = (RAISED, exc)
-        return runners.resume(ctx, fn, outcome)
+        if ctx.__class__ is not plan[0]:
+            return plan[4].run(ctx)
+        fns = plan[1]
+        if fns:  # iterating an empty tuple costs more than this test
+            try:
+                for fn in fns:
+                    result = fn(ctx)
+                    if result is not None:
+                        break
+            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
+                return plan[4].resume(ctx, fn, (RAISED, exc))
+            if result is not None:
+                return plan[4].resume(ctx, fn, (OK, result))
+        done = plan[3]
+        if done == "presentation":
+            return ctx.presentation  # type: ignore[attr-defined]  # plan[0] has it
+        if done == "args":
+            return ctx.args  # type: ignore[attr-defined]  # plan[0] has it
+        if done == "message":
+            return ctx.message  # type: ignore[attr-defined]  # plan[0] has it
+        if done == "selected_model":
+            return ctx.selected_model  # type: ignore[attr-defined]  # plan[0] has it
+        return ctx.patch  # type: ignore[attr-defined]  # the one subject left
 
     @overload
     async def atransform(
@@ -1355,18 +1390,43 @@ class HookRegistry(RegistryCore):
     async def atransform(
         self, point: Literal[HookPoint.TRANSFORM_TOOL_RESULT], ctx: TransformToolResultContext, /
     ) -> str: ...
-    async def atransform(self, point: HookPoint, ctx: object, /) -> Any:
+    async def atransform(self, point: HookPoint, ctx: object, /) -> Any:  # noqa: PLR0911 -- one return per subject
         """Chain the transforms of `point`; return the final subject (the original object when unchanged).
 
         Async hooks are awaited, with their timeouts; sync hooks are called inline.
         """
+        # The inline loop: while every hook passes, nothing else runs. The first
+        # hook that does anything else hands its outcome to the rules. The plan
+        # is (context class, callables, pass value, result when all pass,
+        # runners); indexing it is faster than unpacking it.
         try:
-            arun = self._atransform[point]
+            plan = self._transform[point]
         except (KeyError, TypeError):
             self._misdirected(point, HookStyle.TRANSFORM, "atransform")
-        if arun is None:
-            return self.transform(point, ctx)  # type: ignore[call-overload]  # checked at run time
-        return await arun(ctx)
+        if ctx.__class__ is not plan[0]:
+            arun = plan[4].arun
+            return plan[4].run(ctx) if arun is None else await arun(ctx)
+        fns = plan[1]
+        if fns:  # iterating an empty tuple costs more than this test
+            try:
+                for fn in fns:
+                    result = fn(ctx)
+                    if result is not None:
+                        break
+            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
+                return plan[4].resume(ctx, fn, (RAISED, exc))
+            if result is not None:
+                return plan[4].resume(ctx, fn, (OK, result))
+        done = plan[3]
+        if done == "presentation":
+            return ctx.presentation  # type: ignore[attr-defined]  # plan[0] has it
+        if done == "args":
+            return ctx.args  # type: ignore[attr-defined]  # plan[0] has it
+        if done == "message":
+            return ctx.message  # type: ignore[attr-defined]  # plan[0] has it
+        if done == "selected_model":
+            return ctx.selected_model  # type: ignore[attr-defined]  # plan[0] has it
+        return ctx.patch  # type: ignore[attr-defined]  # the one subject left
 
     @overload
     def notify(self, point: Literal[HookPoint.SETUP], ctx: SetupContext, /) -> None: ...
@@ -1401,24 +1461,28 @@ class HookRegistry(RegistryCore):
     def notify(self, point: HookPoint, ctx: object, /) -> Any:
         """Call every observer of `point`, in order."""
         # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules.
+        # hook that does anything else hands its outcome to the rules. The plan
+        # is (context class, callables, pass value, result when all pass,
+        # runners); indexing it is faster than unpacking it.
         try:
-            ctx_type, fns, passed, _, runners = self._notify[point]
+            plan = self._notify[point]
         except (KeyError, TypeError):
             self._misdirected(point, HookStyle.OBSERVE, "notify")
-        if ctx.__class__ is not ctx_type:
-            return runners.run(ctx)
-        try:
-            for fn in fns:
-                result = fn(ctx)
-                if result is not passed:
-                    break
-            else:
-                return None
-            outcome = (OK, result)
-        except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-            outcome = (RAISED, exc)
-        return runners.resume(ctx, fn, outcome)
+        if ctx.__class__ is not plan[0]:
+            return plan[4].run(ctx)
+        fns = plan[1]
+        if fns:  # iterating an empty tuple costs more than this test
+            try:
+                for fn in fns:
+                    result = fn(ctx)
+                    if result is not None:
+                        break
+                else:
+                    return None
+            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
+                return plan[4].resume(ctx, fn, (RAISED, exc))
+            return plan[4].resume(ctx, fn, (OK, result))
+        return None
 
     @overload
     async def anotify(self, point: Literal[HookPoint.SETUP], ctx: SetupContext, /) -> None: ...
@@ -1457,10 +1521,27 @@ class HookRegistry(RegistryCore):
 
         Async hooks are awaited, with their timeouts; sync hooks are called inline.
         """
+        # The inline loop: while every hook passes, nothing else runs. The first
+        # hook that does anything else hands its outcome to the rules. The plan
+        # is (context class, callables, pass value, result when all pass,
+        # runners); indexing it is faster than unpacking it.
         try:
-            arun = self._anotify[point]
+            plan = self._notify[point]
         except (KeyError, TypeError):
             self._misdirected(point, HookStyle.OBSERVE, "anotify")
-        if arun is None:
-            return self.notify(point, ctx)  # type: ignore[call-overload]  # checked at run time
-        return await arun(ctx)
+        if ctx.__class__ is not plan[0]:
+            arun = plan[4].arun
+            return plan[4].run(ctx) if arun is None else await arun(ctx)
+        fns = plan[1]
+        if fns:  # iterating an empty tuple costs more than this test
+            try:
+                for fn in fns:
+                    result = fn(ctx)
+                    if result is not None:
+                        break
+                else:
+                    return None
+            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
+                return plan[4].resume(ctx, fn, (RAISED, exc))
+            return plan[4].resume(ctx, fn, (OK, result))
+        return None

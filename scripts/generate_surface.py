@@ -259,52 +259,70 @@ def dispatch(style: str, *, is_async: bool) -> str:
     @overload
     {prefix} {method}(self, point: Literal[HookPoint.{member}], ctx: {ctx}, /) -> {gives}: ...""")
     doc = DOCS[style]
+    noqa = "  # noqa: PLR0911 -- one return per subject" if style == "transform" else ""
     if is_async:
-        out.append(f'''
-    async def {method}(self, point: HookPoint, ctx: object, /) -> Any:
+        head = f'''
+    async def {method}(self, point: HookPoint, ctx: object, /) -> Any:{noqa}
         """{doc}
 
         Async hooks are awaited, with their timeouts; sync hooks are called inline.
-        """
-        try:
-            arun = self._{method}[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.{enum_style}, "{method}")
-        if arun is None:
-            return self.{DISPATCH[style]}(point, ctx)  # type: ignore[call-overload]  # checked at run time
-        return await arun(ctx)
-''')
-        return "".join(out)
-    finish = {
-        "decide": "return done",
-        "transform": "return getattr(ctx, done)",
-        "observe": "return None",
-    }[style]
-    unpacked = "ctx_type, fns, passed, done, runners" if style != "observe" else "ctx_type, fns, passed, _, runners"
-    out.append(f'''
-    def {method}(self, point: HookPoint, ctx: object, /) -> Any:
-        """{doc}"""
+        """'''
+        # A plan holding an async hook never runs inline: its runners await it.
+        leave = """arun = plan[4].arun
+            return plan[4].run(ctx) if arun is None else await arun(ctx)"""
+    else:
+        head = f'''
+    def {method}(self, point: HookPoint, ctx: object, /) -> Any:{noqa}
+        """{doc}"""'''
+        leave = "return plan[4].run(ctx)"
+    # Transforms and observers pass with None: `is not None` is one instruction less per hook.
+    passed = "passed" if style == "decide" else "None"
+    load_passed = "\n            passed = plan[2]" if style == "decide" else ""
+    if style == "transform":  # all passed: fall through to the one copy of the subject reads
+        loop_else = ""
+        resume = f"if result is not {passed}:\n                return plan[4].resume(ctx, fn, (OK, result))"
+    else:
+        loop_else = f"\n                else:\n{finish(style, 20)}"
+        resume = "return plan[4].resume(ctx, fn, (OK, result))"
+    out.append(f'''{head}
         # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules.
+        # hook that does anything else hands its outcome to the rules. The plan
+        # is (context class, callables, pass value, result when all pass,
+        # runners); indexing it is faster than unpacking it.
         try:
-            {unpacked} = self._{method}[point]
+            plan = self._{DISPATCH[style]}[point]
         except (KeyError, TypeError):
             self._misdirected(point, HookStyle.{enum_style}, "{method}")
-        if ctx.__class__ is not ctx_type:
-            return runners.run(ctx)
-        try:
-            for fn in fns:
-                result = fn(ctx)
-                if result is not passed:
-                    break
-            else:
-                {finish}
-            outcome = (OK, result)
-        except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-            outcome = (RAISED, exc)
-        return runners.resume(ctx, fn, outcome)
+        if ctx.__class__ is not plan[0]:
+            {leave}
+        fns = plan[1]
+        if fns:  # iterating an empty tuple costs more than this test{load_passed}
+            try:
+                for fn in fns:
+                    result = fn(ctx)
+                    if result is not {passed}:
+                        break{loop_else}
+            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
+                return plan[4].resume(ctx, fn, (RAISED, exc))
+            {resume}
+{finish(style, 8)}
 ''')
     return "".join(out)
+
+
+def finish(style: str, indent: int) -> str:
+    """The code returning a dispatch's result when every hook passed."""
+    if style == "decide":
+        lines = ["return plan[3]"]
+    elif style == "observe":
+        lines = ["return None"]
+    else:  # one plain attribute read per subject: getattr(ctx, plan[3]) is a slower builtin call
+        lines = ["done = plan[3]"]
+        for subject in ("presentation", "args", "message", "selected_model"):
+            read = f"return ctx.{subject}  # type: ignore[attr-defined]  # plan[0] has it"
+            lines += [f"if done == {subject!r}:", f"    {read}"]
+        lines.append("return ctx.patch  # type: ignore[attr-defined]  # the one subject left")
+    return "\n".join(" " * indent + line for line in lines)
 
 
 DOCS = {
