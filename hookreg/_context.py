@@ -142,7 +142,7 @@ class ToolErrorKind(enum.StrEnum):
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class RunOutcome:
     """How a run or a subagent ended."""
 
