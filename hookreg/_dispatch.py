@@ -10,7 +10,6 @@ anything but pass.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
@@ -311,6 +310,8 @@ async def _acall(reg: Registration, ctx: object) -> Outcome:
             return OK, await cast("Awaitable[object]", reg.callback(ctx))
         except Exception as exc:  # noqa: BLE001 -- handed to the policy
             return RAISED, exc
+    import asyncio  # noqa: PLC0415 -- deferred: importing asyncio would double the cost of `import hookreg`
+
     deadline = asyncio.timeout(reg.timeout)
     try:
         async with deadline:
