@@ -75,6 +75,11 @@ _SUBJECTS = {
     HookPoint.TRANSFORM_TOOL_RESULT: "presentation",
     HookPoint.PRE_MODEL_CALL: "patch",
 }
+# Each transform context class also exposes its subject's slot as `_subject`: the
+# inline loop then returns the unchanged subject with one specialized attribute
+# read, where getattr(ctx, name) would cost a builtin call.
+for _point, _name in _SUBJECTS.items():
+    _point.context._subject = vars(_point.context)[_name]
 
 
 def _is(kind: type | tuple[type, ...], *, optional: bool) -> Callable[[object], bool]:

@@ -1340,7 +1340,7 @@ class HookRegistry(RegistryCore):
     def transform(self, point: Literal[HookPoint.ON_TOOL_ERROR], ctx: OnToolErrorContext, /) -> str: ...
     @overload
     def transform(self, point: Literal[HookPoint.TRANSFORM_TOOL_RESULT], ctx: TransformToolResultContext, /) -> str: ...
-    def transform(self, point: HookPoint, ctx: object, /) -> Any:  # noqa: PLR0911 -- one return per subject
+    def transform(self, point: HookPoint, ctx: object, /) -> Any:
         """Chain the transforms of `point`; return the final subject (the original object when unchanged)."""
         # The inline loop: while every hook passes, nothing else runs. The first
         # hook that does anything else hands its outcome to the rules. The plan
@@ -1359,20 +1359,12 @@ class HookRegistry(RegistryCore):
                     result = fn(ctx)
                     if result is not None:
                         break
+                else:
+                    return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
             except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
                 return plan[4].resume(ctx, fn, (RAISED, exc))
-            if result is not None:
-                return plan[4].resume(ctx, fn, (OK, result))
-        done = plan[3]
-        if done == "presentation":
-            return ctx.presentation  # type: ignore[attr-defined]  # plan[0] has it
-        if done == "args":
-            return ctx.args  # type: ignore[attr-defined]  # plan[0] has it
-        if done == "message":
-            return ctx.message  # type: ignore[attr-defined]  # plan[0] has it
-        if done == "selected_model":
-            return ctx.selected_model  # type: ignore[attr-defined]  # plan[0] has it
-        return ctx.patch  # type: ignore[attr-defined]  # the one subject left
+            return plan[4].resume(ctx, fn, (OK, result))
+        return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
 
     @overload
     async def atransform(
@@ -1390,7 +1382,7 @@ class HookRegistry(RegistryCore):
     async def atransform(
         self, point: Literal[HookPoint.TRANSFORM_TOOL_RESULT], ctx: TransformToolResultContext, /
     ) -> str: ...
-    async def atransform(self, point: HookPoint, ctx: object, /) -> Any:  # noqa: PLR0911 -- one return per subject
+    async def atransform(self, point: HookPoint, ctx: object, /) -> Any:
         """Chain the transforms of `point`; return the final subject (the original object when unchanged).
 
         Async hooks are awaited, with their timeouts; sync hooks are called inline.
@@ -1413,20 +1405,12 @@ class HookRegistry(RegistryCore):
                     result = fn(ctx)
                     if result is not None:
                         break
+                else:
+                    return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
             except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
                 return plan[4].resume(ctx, fn, (RAISED, exc))
-            if result is not None:
-                return plan[4].resume(ctx, fn, (OK, result))
-        done = plan[3]
-        if done == "presentation":
-            return ctx.presentation  # type: ignore[attr-defined]  # plan[0] has it
-        if done == "args":
-            return ctx.args  # type: ignore[attr-defined]  # plan[0] has it
-        if done == "message":
-            return ctx.message  # type: ignore[attr-defined]  # plan[0] has it
-        if done == "selected_model":
-            return ctx.selected_model  # type: ignore[attr-defined]  # plan[0] has it
-        return ctx.patch  # type: ignore[attr-defined]  # the one subject left
+            return plan[4].resume(ctx, fn, (OK, result))
+        return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
 
     @overload
     def notify(self, point: Literal[HookPoint.SETUP], ctx: SetupContext, /) -> None: ...

@@ -259,10 +259,9 @@ def dispatch(style: str, *, is_async: bool) -> str:
     @overload
     {prefix} {method}(self, point: Literal[HookPoint.{member}], ctx: {ctx}, /) -> {gives}: ...""")
     doc = DOCS[style]
-    noqa = "  # noqa: PLR0911 -- one return per subject" if style == "transform" else ""
     if is_async:
         head = f'''
-    async def {method}(self, point: HookPoint, ctx: object, /) -> Any:{noqa}
+    async def {method}(self, point: HookPoint, ctx: object, /) -> Any:
         """{doc}
 
         Async hooks are awaited, with their timeouts; sync hooks are called inline.
@@ -272,18 +271,12 @@ def dispatch(style: str, *, is_async: bool) -> str:
             return plan[4].run(ctx) if arun is None else await arun(ctx)"""
     else:
         head = f'''
-    def {method}(self, point: HookPoint, ctx: object, /) -> Any:{noqa}
+    def {method}(self, point: HookPoint, ctx: object, /) -> Any:
         """{doc}"""'''
         leave = "return plan[4].run(ctx)"
     # Transforms and observers pass with None: `is not None` is one instruction less per hook.
     passed = "passed" if style == "decide" else "None"
     load_passed = "\n            passed = plan[2]" if style == "decide" else ""
-    if style == "transform":  # all passed: fall through to the one copy of the subject reads
-        loop_else = ""
-        resume = f"if result is not {passed}:\n                return plan[4].resume(ctx, fn, (OK, result))"
-    else:
-        loop_else = f"\n                else:\n{finish(style, 20)}"
-        resume = "return plan[4].resume(ctx, fn, (OK, result))"
     out.append(f'''{head}
         # The inline loop: while every hook passes, nothing else runs. The first
         # hook that does anything else hands its outcome to the rules. The plan
@@ -301,30 +294,25 @@ def dispatch(style: str, *, is_async: bool) -> str:
                 for fn in fns:
                     result = fn(ctx)
                     if result is not {passed}:
-                        break{loop_else}
+                        break
+                else:
+                    {FINISH[style]}
             except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
                 return plan[4].resume(ctx, fn, (RAISED, exc))
-            {resume}
-{finish(style, 8)}
+            return plan[4].resume(ctx, fn, (OK, result))
+        {FINISH[style]}
 ''')
     return "".join(out)
 
 
-def finish(style: str, indent: int) -> str:
-    """The code returning a dispatch's result when every hook passed."""
-    if style == "decide":
-        lines = ["return plan[3]"]
-    elif style == "observe":
-        lines = ["return None"]
-    else:  # one plain attribute read per subject: getattr(ctx, plan[3]) is a slower builtin call
-        lines = ["done = plan[3]"]
-        for subject in ("presentation", "args", "message", "selected_model"):
-            read = f"return ctx.{subject}  # type: ignore[attr-defined]  # plan[0] has it"
-            lines += [f"if done == {subject!r}:", f"    {read}"]
-        lines.append("return ctx.patch  # type: ignore[attr-defined]  # the one subject left")
-    return "\n".join(" " * indent + line for line in lines)
-
-
+# What a dispatch returns when every hook passed. A transform returns its subject,
+# read through the slot alias `_subject` that hookreg/_dispatch.py gives every
+# transform context: one specialized attribute read, where getattr() is a builtin call.
+FINISH = {
+    "decide": "return plan[3]",
+    "transform": "return ctx._subject  # type: ignore[attr-defined]  # every transform context has it",
+    "observe": "return None",
+}
 DOCS = {
     "decide": "Run the gates of `point` in order; return the first result that is not a pass.",
     "transform": "Chain the transforms of `point`; return the final subject (the original object when unchanged).",
