@@ -630,10 +630,10 @@ def _version(dist: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: few, short rounds; writes nothing")
-    parser.add_argument("--rounds", type=int, help="rounds of samples (default 40, quick 3)")
+    parser.add_argument("--rounds", type=int, help="rounds of samples (default 60, quick 3)")
     parser.add_argument("--output", type=Path, default=Path(__file__).with_name("RESULTS.md"))
     args = parser.parse_args()
-    rounds = args.rounds or (3 if args.quick else 40)
+    rounds = args.rounds or (3 if args.quick else 60)
     target = 0.0005 if args.quick else 0.004  # seconds per sample
 
     started = time.perf_counter()
