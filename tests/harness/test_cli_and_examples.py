@@ -11,6 +11,7 @@ import pytest
 
 from hookreg import HookPoint
 from hookreg.__main__ import main, points_table
+from hookreg.harness import RunResult
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -74,3 +75,15 @@ def test_import_hookreg_does_not_import_the_harness() -> None:
     code = "import sys, hookreg; print('hookreg.harness' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_the_readme_reference_loop_snippet_runs() -> None:
+    """The README's "Reference loop" example runs and its gate denies the rm -rf call."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("## Reference loop", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, object] = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    result = namespace["result"]
+    assert isinstance(result, RunResult)
+    assert result.outcome.status == "completed"
+    assert result.history[2].content == "Permission denied: no rm -rf"
