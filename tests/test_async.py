@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import inspect
 import math
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from hookreg import (
     HookRegError,
     HookRegistry,
     HookResult,
+    HookReturnError,
     HookStyle,
     InvalidToolCallAction,
     InvalidToolCallContext,
@@ -385,6 +387,24 @@ def test_async_callables_register_through_the_same_decorators() -> None:
     assert hooks[0].timeout == 5.0
 
 
+class Checker:
+    """Holds an async method, registered bound."""
+
+    async def check(self, ctx: PreToolCallDecideContext) -> HookResult:
+        return HookResult.deny("method")
+
+
+def test_bound_async_methods_are_async_hooks() -> None:
+    """A bound async method, bare or in a partial, is an async hook and is awaited."""
+    registry = HookRegistry()
+    checker = Checker()
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, checker.check, timeout=1)
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, functools.partial(checker.check), name="partial")
+    assert [reg.is_async for reg in registry.callbacks(HookPoint.PRE_TOOL_CALL_DECIDE)] == [True, True]
+    result = asyncio.run(registry.adecide(HookPoint.PRE_TOOL_CALL_DECIDE, TOOL))
+    assert (result.reason, result.decided_by) == ("method", "Checker.check")
+
+
 def test_sync_callables_are_not_async() -> None:
     """A plain function, a lambda and a sync callable object register as sync hooks."""
     registry = HookRegistry()
@@ -491,6 +511,28 @@ def test_resolve_tool_call_checks_its_three_points_first(point: HookPoint) -> No
     with pytest.raises(AsyncHookError, match=r"hook 'late' is async\. Call `await registry\.aresolve_tool_call\("):
         registry.resolve_tool_call(TOOL)
     assert calls == []
+
+
+@pytest.mark.parametrize("surface", ["sync", "async"])
+def test_a_sync_hook_returning_a_coroutine_is_a_wrong_return_on_both_surfaces(surface: str) -> None:
+    """A sync callable handing back a coroutine fails as a wrong return, and the coroutine is closed, never awaited."""
+    registry = HookRegistry()
+    made: list[Coroutine[Any, Any, HookResult]] = []
+
+    def forgot_async(ctx: PreToolCallDecideContext) -> Any:
+        made.append(_deny(ctx))
+        return made[-1]
+
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, forgot_async, name="forgot", on_error="raise")
+
+    def dispatch() -> object:
+        if surface == "async":
+            return asyncio.run(registry.adecide(HookPoint.PRE_TOOL_CALL_DECIDE, TOOL))
+        return registry.decide(HookPoint.PRE_TOOL_CALL_DECIDE, TOOL)
+
+    with pytest.raises(HookReturnError, match=r"returned coroutine; expected HookResult.*make it an async def"):
+        dispatch()
+    assert inspect.getcoroutinestate(made[0]) == inspect.CORO_CLOSED
 
 
 # --- sync hooks inline, running loops -------------------------------------------
