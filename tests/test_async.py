@@ -535,6 +535,38 @@ def test_a_sync_hook_returning_a_coroutine_is_a_wrong_return_on_both_surfaces(su
     assert inspect.getcoroutinestate(made[0]) == inspect.CORO_CLOSED
 
 
+def test_an_async_hook_in_an_included_registry_makes_the_parent_refuse_sync_dispatch() -> None:
+    """Inclusion is live: an async hook added to an included registry makes the parent's sync dispatch refuse."""
+    parent, plugin = HookRegistry(), HookRegistry()
+    parent.include(plugin)
+    assert parent.decide(HookPoint.PRE_TOOL_CALL_DECIDE, TOOL) is HookResult.allow()
+    plugin.register(HookPoint.PRE_TOOL_CALL_DECIDE, _deny, name="plugin-gate")
+    with pytest.raises(AsyncHookError, match=r"hook 'plugin-gate' is async\. Call `await registry\.adecide"):
+        parent.decide(HookPoint.PRE_TOOL_CALL_DECIDE, TOOL)
+    assert asyncio.run(parent.adecide(HookPoint.PRE_TOOL_CALL_DECIDE, TOOL)).decided_by == "plugin-gate"
+
+
+def test_an_async_dispatch_runs_on_the_snapshot_it_started_with() -> None:
+    """A hook registered while an async hook is suspended applies from the next dispatch, not the running one."""
+    registry = HookRegistry()
+    calls: list[str] = []
+
+    async def registers_another(ctx: PostToolCallContext) -> None:
+        calls.append("first")
+        registry.register(HookPoint.POST_TOOL_CALL, _calls_of(calls, "added"), name="added")
+        await asyncio.sleep(0)
+
+    registry.register(HookPoint.POST_TOOL_CALL, registers_another, name="first")
+
+    async def main() -> None:
+        await registry.anotify(HookPoint.POST_TOOL_CALL, POST)
+        calls.append("|")
+        await registry.anotify(HookPoint.POST_TOOL_CALL, POST)
+
+    asyncio.run(main())
+    assert calls == ["first", "|", "first", "added"]
+
+
 # --- sync hooks inline, running loops -------------------------------------------
 
 
