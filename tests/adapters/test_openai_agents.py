@@ -183,3 +183,15 @@ def test_example_runs() -> None:
         "the model saw: rm -rf is not allowed; delete files one by one",
         "the model saw: shell failed: permission denied by the host",
     ]
+
+
+def test_ask_is_answered_by_on_interaction() -> None:
+    """A gate's ask runs on_interaction: no interaction hook denies the call, an allow runs the tool."""
+    registry = HookRegistry()
+    tool = RecordingTool()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.ask("echo this?"))
+    assert drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "no interaction hook"
+    assert tool.calls == []
+    registry.on_interaction(lambda ctx: HookResult.allow())
+    assert drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "hi"
+    assert tool.calls == [{"text": "hi"}]
