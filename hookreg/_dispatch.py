@@ -169,9 +169,9 @@ def _fail(spec: _Spec, reg: Registration, exc: BaseException, status: int) -> No
         raise exc
 
 
-def _failure_decides(spec: _Spec, reg: Registration, exc: BaseException) -> object:
+def _failure_decides(spec: _Spec, reg: Registration, exc: BaseException, status: int) -> object:
     """The decision a failing decider makes under ``on_error="deny"``: toward doing less."""
-    why = f"hook {reg.name!r} failed"
+    why = f"hook {reg.name!r} {'timed out' if status == _TIMED_OUT else 'failed'}"
     point = spec.point
     if point is HookPoint.MODEL_TURN_FINISHED:
         stop = StopRun(why)
@@ -207,7 +207,7 @@ def _decide_steps(spec: _Spec, hooks: Sequence[Registration], ctx: Any, first: O
             _fail(spec, reg, value, outcome[0])
             if reg.on_error == "ignore":
                 continue
-            return _failure_decides(spec, reg, value)
+            return _failure_decides(spec, reg, value, outcome[0])
         if value is spec.fast_pass:
             continue
         if isinstance(value, HookResult):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn, cast, final
 
 from hookreg._context import PermissionDeniedContext, PreToolCallDecideContext
-from hookreg._dispatch import AsyncRunner, Plan, Runners, async_refusal
+from hookreg._dispatch import Plan, Runners, async_refusal
 from hookreg._errors import (
     DuplicateHookWarning,
     HookSignatureError,
@@ -234,6 +234,25 @@ def _is_async(fn: object) -> bool:
     return inspect.iscoroutinefunction(type(fn).__call__)
 
 
+def _takes_one_argument(fn: Callable[..., object]) -> bool:
+    """Whether `fn` can be called with one positional argument (builtins without a signature are trusted)."""
+    if type(fn) is types.FunctionType and not hasattr(fn, "__wrapped__"):
+        # The common case, read off the code object: inspect.signature costs ~15 us.
+        code = fn.__code__
+        required = code.co_argcount - len(fn.__defaults__ or ())
+        accepts = code.co_argcount >= 1 or bool(code.co_flags & inspect.CO_VARARGS)
+        return required <= 1 and accepts and code.co_kwonlyargcount == len(fn.__kwdefaults__ or ())
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return True
+    try:
+        signature.bind(None)
+    except TypeError:
+        return False
+    return True
+
+
 def _matcher(patterns: tuple[str, ...]) -> Callable[[str | None], bool]:
     exact = frozenset(p for p in patterns if not any(c in p for c in "*?["))
     globs = tuple(p for p in patterns if p not in exact)
@@ -274,13 +293,9 @@ class RegistryCore:
         # another style is simply missing. Value strings find their point too:
         # a HookPoint hashes and compares like its value.
         self._plans: dict[HookStyle, dict[HookPoint, Plan]] = {style: {} for style in HookStyle}
-        self._aruns: dict[HookStyle, dict[HookPoint, AsyncRunner | None]] = {style: {} for style in HookStyle}
         self._decide = self._plans[HookStyle.DECIDE]
         self._transform = self._plans[HookStyle.TRANSFORM]
         self._notify = self._plans[HookStyle.OBSERVE]
-        self._adecide = self._aruns[HookStyle.DECIDE]
-        self._atransform = self._aruns[HookStyle.TRANSFORM]
-        self._anotify = self._aruns[HookStyle.OBSERVE]
         self._tracing = 0  # open traces that watch this registry: see hookreg/_trace.py
         for point in HookPoint:
             self._compile(point)
@@ -344,20 +359,13 @@ class RegistryCore:
         if not callable(fn):
             msg = f"Cannot {what}: it is not callable. Pass a function taking one {point.context.__name__}."
             raise HookSignatureError(msg, point=point, callback=fn)
-        try:
-            signature = inspect.signature(fn)
-        except (TypeError, ValueError):  # some builtins have none: trust them
-            signature = None
-        if signature is not None:
-            try:
-                signature.bind(None)
-            except TypeError:
-                msg = (
-                    f"Cannot {what}: it must accept exactly one positional argument, the "
-                    f"{point.context.__name__}, but its signature is {signature}. "
-                    "Read what you need from that one context."
-                )
-                raise HookSignatureError(msg, point=point, callback=fn) from None
+        if not _takes_one_argument(fn):
+            msg = (
+                f"Cannot {what}: it must accept exactly one positional argument, the "
+                f"{point.context.__name__}, but its signature is {inspect.signature(fn)}. "
+                "Read what you need from that one context."
+            )
+            raise HookSignatureError(msg, point=point, callback=fn)
         if name is not None and not isinstance(name, str):
             raise type_error(f"name= must be a str, not {type(name).__name__}.")
         if name == "":
@@ -595,14 +603,12 @@ class RegistryCore:
         runners = Runners(point, tuple(itertools.chain.from_iterable(hooks for _, _, hooks in items)))
         style = point.style
         self._runners[point] = runners
-        plan, arun = runners.plan, runners.arun
+        plan = runners.plan
         if self._tracing:  # route every dispatch through the trace recorder; the inline loop stays untouched
             from hookreg._trace import TracedRunners  # noqa: PLC0415 -- only while tracing: keeps the import light
 
-            traced = TracedRunners(self, runners)
-            plan, arun = traced.plan, traced.arun
+            plan = TracedRunners(self, runners).plan
         self._plans[style][point] = plan
-        self._aruns[style][point] = arun
         self._has[point] = bool(runners.hooks)
 
     # --- introspection --------------------------------------------------------

@@ -899,7 +899,7 @@ def test_async_example_runs() -> None:
     assert result.stdout.splitlines() == [
         "run http_get {'url': 'https://docs.python.org/3/', 'timeout': 10}",
         "denied by allowlist: evil.example is not on the allowlist",
-        "denied by scanner: hook 'scanner' failed; the action was denied",
+        "denied by scanner: hook 'scanner' timed out; the action was denied",
         "audit: 2 denied call(s)",
         "sync dispatch refused: Cannot dispatch pre_tool_call_decide synchronously: hook 'allowlist' is async. "
         "Call `await registry.aresolve_tool_call(...)` instead.",
