@@ -483,3 +483,61 @@ def test_transform_stop_mid_chain_keeps_the_rewrite_so_far() -> None:
     with pytest.raises(StopRun) as info:
         registry.resolve_tool_call(call(cmd="ls"))
     assert info.value.effective_args == {"cmd": "safe"}
+
+
+def test_a_stop_from_a_nested_dispatch_keeps_the_innermost_hook() -> None:
+    """A StopRun raised inside a nested dispatch names the hook that raised it, logged once."""
+    inner = HookRegistry()
+
+    def budget(ctx: object) -> HookResult:
+        raise StopRun("over budget")
+
+    inner.register(GATE, budget, name="budget")
+    outer = HookRegistry()
+    outer.register(GATE, lambda ctx: inner.decide(GATE, ctx), name="delegate")
+    with capture_logs() as logs, pytest.raises(StopRun) as info:
+        outer.decide(GATE, call())
+    assert info.value.hook == "budget"
+    assert [(e["event"], e["hook"]) for e in logs] == [("run_stopped", "budget")]
+
+
+def test_a_sync_hook_returning_another_awaitable_is_a_wrong_return() -> None:
+    """Any awaitable from a sync hook (not only a coroutine) is refused with a hint."""
+
+    class Later:
+        def __await__(self) -> object:
+            return iter(())
+
+    registry = HookRegistry()
+    registry.register(GATE, lambda ctx: Later(), name="later", on_error="raise")
+    with pytest.raises(HookReturnError, match="awaitable from a sync callable"):
+        registry.decide(GATE, call())
+
+
+def test_a_built_allow_without_message_passes() -> None:
+    """An allow built directly (not the shared instance) passes like the shared one."""
+    from hookreg import Decision
+
+    registry = HookRegistry()
+    registry.register(GATE, lambda ctx: HookResult(decision=Decision.ALLOW))
+    registry.register(GATE, lambda ctx: HookResult.deny("second"), name="second")
+    assert registry.decide(GATE, call()).decided_by == "second"
+
+
+def test_merging_an_empty_patch_returns_the_same_patch() -> None:
+    """A patch that sets nothing leaves the merge as it was."""
+    patch = RequestPatch(preamble="p")
+    assert patch.merge(RequestPatch()) is patch
+
+
+def test_async_transform_hands_a_sync_failure_to_its_policy() -> None:
+    """On the async surface, a sync transform that raises is handled by its policy like on the sync one."""
+    import asyncio
+
+    registry = HookRegistry()
+    registry.register(INPUT, boom, name="b", on_error="ignore")
+    registry.register(INPUT, lambda ctx: {"after": True})
+    ctx = call(x=1)
+    with capture_logs() as logs:
+        assert asyncio.run(registry.atransform(INPUT, ctx)) == {"after": True}
+    assert [e["hook"] for e in logs] == ["b"]

@@ -118,6 +118,8 @@ CASES: list[tuple[str, Callable[[HookRegistry], object], type[Exception], list[s
     ("decide on an observe point", dispatch("decide", HookPoint.POST_TURN, ctx()), TypeError, ["post_turn", "notify"]),
     ("transform on a decide point", dispatch("transform", GATE, ctx()), TypeError, ["pre_tool_call_decide", "decide"]),
     ("notify on a transform point", dispatch("notify", "transform_tool_input", ctx()), TypeError, ["transform"]),
+    ("atransform on a decide point", adispatch("atransform", GATE, ctx()), TypeError, ["adecide"]),
+    ("anotify on a transform point", adispatch("anotify", "model_select", ctx()), TypeError, ["atransform"]),
     (
         "adecide on an observe point",
         adispatch("adecide", "post_turn", ctx()),

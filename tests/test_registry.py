@@ -17,6 +17,7 @@ from hookreg import (
     HookPoint,
     HookRegistry,
     HookResult,
+    HookSignatureError,
     IncludeError,
     PostToolCallContext,
     PreToolCallDecideContext,
@@ -423,3 +424,47 @@ def test_threads_dispatch_while_others_register_and_remove() -> None:
     assert kept == sorted(f"keep-{t}-{i}" for t in range(3) for i in range(keeper_count))
     assert not registry.has_hooks(GATE)
     assert seen
+
+
+@pytest.mark.parametrize("point", list(HookPoint), ids=str)
+def test_every_decorator_works_bare_and_with_options(point: HookPoint) -> None:
+    """Each point's decorator registers the function bare and with options, and returns it."""
+    registry = HookRegistry()
+    decorator = getattr(registry, point.value)
+
+    def hook(ctx: object) -> None:
+        return None
+
+    assert decorator(hook) is hook
+    options: dict[str, object] = {"name": "named", "priority": 3}
+    if point.is_tool_scoped:
+        options["tools"] = "bash"
+    assert decorator(**options)(hook) is hook
+    first, second = registry.callbacks(point)
+    assert (first.name, first.priority, first.point) == ("named", 3, point)
+    assert second.callback is hook
+
+
+def test_signatures_are_checked_for_every_kind_of_callable() -> None:
+    """Callable objects and partials are checked too; builtins without a signature are trusted."""
+
+    class TwoArgs:
+        def __call__(self, ctx: object, extra: object) -> None:
+            return None
+
+    registry = HookRegistry()
+    with pytest.raises(HookSignatureError, match="one positional argument"):
+        registry.register(HookPoint.POST_TURN, TwoArgs())  # type: ignore[arg-type]
+    assert not registry.register(HookPoint.POST_TURN, functools.partial(lambda a, ctx: None, 1)).is_async
+    assert registry.register(HookPoint.POST_TURN, vars).callback is vars  # no signature to read
+    assert len(registry.callbacks(HookPoint.POST_TURN)) == 2
+    registry.register(HookPoint.POST_TURN, lambda *args: None)
+
+
+def test_handles_have_readable_reprs() -> None:
+    """Registrations and inclusions say what they are."""
+    registry = HookRegistry()
+    reg = registry.register(GATE, allow, name="g", priority=2)
+    inclusion = HookRegistry().include(registry, priority=1)
+    assert repr(reg) == "<Registration pre_tool_call_decide 'g' priority=2>"
+    assert repr(inclusion) == "<Inclusion of HookRegistry(pre_tool_call_decide=1) priority=1>"

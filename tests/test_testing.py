@@ -37,8 +37,6 @@ from hookreg.testing import (
     make_context,
 )
 
-pytest_plugins = ["pytester"]
-
 ROOT = Path(__file__).resolve().parent.parent
 GATE: Final = HookPoint.PRE_TOOL_CALL_DECIDE
 
