@@ -27,6 +27,7 @@ from hookreg._context import (
     ToolErrorKind,
     TransformToolResultContext,
 )
+from hookreg._errors import HookTypeError
 from hookreg._points import HookPoint
 from hookreg._results import Decision
 from hookreg._surface import HookRegistry
@@ -34,6 +35,17 @@ from hookreg._surface import HookRegistry
 __all__: list[str] = []
 
 _GATE_POINTS = (HookPoint.TRANSFORM_TOOL_INPUT, HookPoint.PRE_TOOL_CALL_DECIDE)
+
+
+def _require_registry(registry: object, building: str) -> HookRegistry:
+    """Return `registry`, or raise naming what was being built when it is not a HookRegistry."""
+    if not isinstance(registry, HookRegistry):
+        msg = (
+            f"Cannot build {building} from {registry!r}: it is not a HookRegistry. "
+            "Pass the hookreg.HookRegistry holding your hooks."
+        )
+        raise HookTypeError(msg)
+    return registry
 
 
 def _missing_framework(module: str, extra: str, error: ImportError) -> ImportError:

@@ -68,7 +68,7 @@ from hookreg import (
     TurnAction,
     UserPromptSubmitContext,
 )
-from hookreg.adapters import _missing_framework
+from hookreg.adapters import _missing_framework, _require_registry
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
@@ -148,13 +148,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """
 
     def __init__(self, registry: HookRegistry) -> None:
-        if not isinstance(registry, HookRegistry):
-            msg = (
-                f"Cannot build HookregMiddleware from {registry!r}: it is not a HookRegistry. "
-                "Pass the hookreg.HookRegistry holding your hooks."
-            )
-            raise TypeError(msg)
-        self.registry = registry
+        self.registry = _require_registry(registry, "HookregMiddleware")
         self._run = RunContext()
         self._denied: str | None = None
 

@@ -20,6 +20,7 @@ from hookreg._context import (
     RunContext,
     RunOutcome,
 )
+from hookreg._errors import HookTypeError
 from hookreg._points import HookPoint
 from hookreg._surface import HookRegistry
 from hookreg.adapters import _missing_framework, _ToolCall
@@ -68,14 +69,14 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
         A new `FunctionTool` with the same name, schema and options.
 
     Raises:
-        TypeError: `tool` is not a `FunctionTool`.
+        HookTypeError: `tool` is not a `FunctionTool` (also a `TypeError`).
     """
     if not isinstance(tool, FunctionTool):
         msg = (
             f"Cannot guard {tool!r}: only FunctionTool calls pass through Python code the adapter can hook. "
             "Pass function tools, or use guard_tools() to leave hosted tools as they are."
         )
-        raise TypeError(msg)
+        raise HookTypeError(msg)
     guarded = copy.copy(tool)
     # The copy re-raises tool errors so the wrapper below can observe and rewrite them.
     set_function_tool_failure_error_function(guarded, None)

@@ -53,7 +53,7 @@ from hookreg._context import (
 from hookreg._points import HookPoint
 from hookreg._results import HookResult
 from hookreg._surface import HookRegistry
-from hookreg.adapters import _missing_framework, _ToolCall
+from hookreg.adapters import _missing_framework, _require_registry, _ToolCall
 
 try:
     from strands.hooks import (
@@ -134,13 +134,7 @@ class HookregProvider:
     """
 
     def __init__(self, registry: HookRegistry) -> None:
-        if not isinstance(registry, HookRegistry):
-            msg = (
-                f"Cannot build HookregProvider from {registry!r}: it is not a HookRegistry. "
-                "Pass the hookreg.HookRegistry holding your hooks."
-            )
-            raise TypeError(msg)
-        self.registry = registry
+        self.registry = _require_registry(registry, "HookregProvider")
 
     def register_hooks(self, registry: StrandsHookRegistry, **kwargs: Any) -> None:
         """Subscribe to the Strands events the hook points map to (called by ``Agent``).
