@@ -361,7 +361,7 @@ class Runners:
         self._position = {id(fn): i for i, fn in enumerate(fns)}
         inline = self.async_hook is None and len(self._position) == len(fns)
         inline = inline and all(reg._matcher is None for reg in hooks)
-        done = spec.subject or (spec.all_passed if fns else spec.no_hook)
+        done = spec.all_passed if fns else spec.no_hook  # transforms return their subject instead
         self.plan = (spec.ctx_type if inline else _Slow, fns, spec.fast_pass, done, self)
         self.arun: AsyncRunner | None = None
         if self.async_hook is not None:
