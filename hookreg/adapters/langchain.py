@@ -9,11 +9,29 @@ Where each hook point runs:
 - ``on_session_start``, ``user_prompt_submit``: ``before_agent``; a deny ends
   the run with its reason as the agent's answer.
 - ``pre_turn``: ``before_model``; a deny ends the run the same way.
+- ``pre_model_call``, ``model_select``: ``wrap_model_call``. The merged
+  `hookreg.RequestPatch` applies to the ``ModelRequest``: ``preamble``
+  replaces the system prompt and ``extra_context`` blocks are appended to it;
+  ``active_tools`` filters the tools offered; ``tool_choice`` sets the
+  request's tool choice; ``temperature``, ``max_tokens`` and
+  ``additional_params`` become model settings (keyword arguments bound to the
+  chat model, which passes them to its provider). ``model_select`` picks by
+  name among the chat models given as ``models=``; the agent's own model is
+  ``default_model`` (its key in ``models``, else its ``model_name``/``model``
+  attribute, else its class name).
 - ``model_turn_finished``, ``post_turn``, ``stop``: ``after_model``.
   ``repeat()`` drops the answer and asks again; ``retry_with_feedback`` keeps
   it and adds the feedback as a user message. ``stop`` runs when the answer
   calls no tool; a deny adds its reason as a user message and calls the model
   again.
+- ``invalid_tool_call``: ``wrap_tool_call``, for a call to a tool the agent
+  does not have, or whose args fail the tool's pydantic schema (the check
+  LangChain itself makes). ``retry`` and ``skip`` answer with an error
+  ``ToolMessage`` carrying the feedback or reason; ``repair`` calls the named
+  tool instead, through the gate (a name not offered in the last model
+  request is answered like ``fail``); ``fail`` answers with the reason, else
+  LangChain's own error text. The tool points do not fire for a call
+  answered here.
 - ``transform_tool_input``, ``pre_tool_call_decide``, ``permission_denied``,
   ``on_interaction``: ``wrap_tool_call``, before the tool. A deny (or an
   ``ask`` that no ``on_interaction`` hook allows) returns an error
@@ -48,6 +66,12 @@ from hookreg import (
     HookPoint,
     HookRegistry,
     HookResult,
+    HookTypeError,
+    HookValueError,
+    InvalidToolCallAction,
+    InvalidToolCallContext,
+    Message,
+    ModelSelectContext,
     ModelTurnFinishedContext,
     OnInteractionContext,
     OnSessionEndContext,
@@ -57,8 +81,10 @@ from hookreg import (
     PostToolCallContext,
     PostToolCallFailureContext,
     PostTurnContext,
+    PreModelCallContext,
     PreToolCallDecideContext,
     PreTurnContext,
+    RequestPatch,
     RunContext,
     RunOutcome,
     StopContext,
@@ -71,13 +97,24 @@ from hookreg import (
 from hookreg.adapters import _missing_framework, _require_registry
 
 try:
-    from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+    from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse, hook_config
     from langchain.agents.middleware import ToolCallRequest as LangChainToolCall
-    from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import (
+        AIMessage,
+        AnyMessage,
+        HumanMessage,
+        RemoveMessage,
+        SystemMessage,
+        ToolCall,
+        ToolMessage,
+    )
+    from langchain_core.tools import BaseTool
     from langgraph.errors import GraphBubbleUp
-    from langgraph.prebuilt.tool_node import ToolInvocationError
+    from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE, ToolInvocationError
     from langgraph.runtime import Runtime
     from langgraph.types import Command
+    from pydantic import BaseModel, ValidationError
 except ImportError as _import_error:  # pragma: no cover - exercised by a test that hides the framework
     raise _missing_framework("langchain", "langchain", _import_error) from _import_error
 
@@ -85,6 +122,9 @@ __all__ = ["HookregMiddleware"]
 
 _ToolResponse = ToolMessage | Command[Any]
 _Update = dict[str, Any] | None
+_ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
+_AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+_MODEL_POINTS = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
 
 
 class _Continuations(int):
@@ -108,6 +148,46 @@ def _prompt(state: Mapping[str, Any]) -> str:
 def _denial(result: HookResult) -> str:
     """What the model reads for a refused tool call (never empty: an empty text would look like a result)."""
     return result.reason or f"The tool call was denied by {result.decided_by or 'a hook'}."
+
+
+def _tool_name(tool: BaseTool | dict[str, Any]) -> str:
+    """The name a tool is offered under (a provider's built-in tool given as a dict may have none)."""
+    if isinstance(tool, BaseTool):
+        return tool.name
+    function = tool.get("function")
+    return str(tool.get("name") or (function.get("name") if isinstance(function, Mapping) else "") or "")
+
+
+def _history(messages: list[AnyMessage]) -> list[Message]:
+    """The conversation as hookreg messages (a tool call's id and name kept on its result)."""
+    return [
+        Message(
+            role=m.type,
+            content=m.text,
+            name=m.name,
+            tool_call_id=m.tool_call_id if isinstance(m, ToolMessage) else None,
+        )
+        for m in messages
+    ]
+
+
+def _system(request: ModelRequest[Any], patch: RequestPatch) -> SystemMessage | None:
+    """The system message with the patch's preamble (replacing the prompt) and extra context appended."""
+    if patch.preamble is None and not patch.extra_context:
+        return request.system_message
+    prompt = patch.preamble if patch.preamble is not None else request.system_prompt
+    blocks = [block for block in (prompt, *(patch.extra_context or ())) if block]
+    return SystemMessage(content="\n\n".join(blocks))
+
+
+def _settings(request: ModelRequest[Any], patch: RequestPatch) -> dict[str, Any]:
+    """The model settings with the patch's provider parameters, temperature and token cap."""
+    settings = {**request.model_settings, **(patch.additional_params or {})}
+    if patch.temperature is not None:
+        settings["temperature"] = patch.temperature
+    if patch.max_tokens is not None:
+        settings["max_tokens"] = patch.max_tokens
+    return settings
 
 
 def _interaction(ctx: PreToolCallDecideContext, ask: HookResult) -> OnInteractionContext:
@@ -145,12 +225,26 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     Args:
         registry: The hooks to run; later changes to it apply to the next dispatch.
+        models: The chat models a ``model_select`` hook may pick, by name.
+
+    Raises:
+        HookTypeError: `registry` is not a HookRegistry, or `models` maps a
+            name to something other than a LangChain chat model.
     """
 
-    def __init__(self, registry: HookRegistry) -> None:
-        self.registry = _require_registry(registry, "HookregMiddleware")
+    def __init__(self, registry: HookRegistry, *, models: Mapping[str, BaseChatModel] | None = None) -> None:
+        self.registry: HookRegistry = _require_registry(registry, "HookregMiddleware")
+        self.models: Mapping[str, BaseChatModel] = dict(models or {})
+        for name, model in self.models.items():
+            if not isinstance(model, BaseChatModel):
+                msg = (
+                    f"Cannot build HookregMiddleware with model {name!r} = {model!r}: it is not a chat model. "
+                    "Pass models={name: chat_model} with BaseChatModel instances, e.g. init_chat_model(...)."
+                )
+                raise HookTypeError(msg)
         self._run = RunContext()
         self._denied: str | None = None
+        self._offered: dict[str, BaseTool] = {}
 
     @property
     def name(self) -> str:
@@ -212,6 +306,77 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """Async twin of `before_model`."""
         result = await self.registry.adecide(HookPoint.PRE_TURN, self._pre_turn(state))
         return None if result.allowed else self._end_with(result)
+
+    # --- wrap_model_call: pre_model_call, model_select ---------------------------
+
+    def _offer(self, request: ModelRequest[Any]) -> None:
+        """Remember the tools offered: an ``invalid_tool_call`` lists them and may repair to one."""
+        self._offered = {t.name: t for t in request.tools if isinstance(t, BaseTool)}
+
+    def _default_model(self, model: BaseChatModel) -> str:
+        named = next((name for name, chat in self.models.items() if chat is model), None)
+        attribute = getattr(model, "model_name", None) or getattr(model, "model", None)
+        return named or (attribute if isinstance(attribute, str) else model.get_name())
+
+    def _pre_model(self, request: ModelRequest[Any]) -> PreModelCallContext:
+        state = request.state
+        turn = _turn(state) + 1
+        base = RequestPatch(active_tools=frozenset(_tool_name(t) for t in request.tools))
+        return PreModelCallContext(
+            prompt=_prompt(state), history=_history(request.messages), turn=turn, patch=base, run=self._at(state, turn)
+        )
+
+    def _select(self, ctx: PreModelCallContext, request: ModelRequest[Any], patch: RequestPatch) -> ModelSelectContext:
+        name = self._default_model(request.model)
+        return ModelSelectContext(default_model=name, selected_model=name, patch=patch, run=ctx.run)
+
+    def _patched(
+        self, request: ModelRequest[Any], patch: RequestPatch, select: ModelSelectContext, pick: str
+    ) -> ModelRequest[Any]:
+        """`request` with the patch applied and the picked model swapped in."""
+        model = request.model
+        if pick != select.default_model:
+            if pick not in self.models:
+                msg = (
+                    f"Cannot call model {pick!r} picked by a model_select hook: HookregMiddleware has no chat model "
+                    f"of that name (it has {sorted(self.models)}). Pass it as HookregMiddleware(registry, "
+                    f"models={{{pick!r}: chat_model}}), or return one of those names."
+                )
+                raise HookValueError(msg, point=HookPoint.MODEL_SELECT)
+            model = self.models[pick]
+        active = patch.active_tools
+        tools = request.tools if active is None else [t for t in request.tools if _tool_name(t) in active]
+        patched = request.override(
+            model=model,
+            system_message=_system(request, patch),
+            tools=tools,
+            tool_choice=request.tool_choice if patch.tool_choice is None else patch.tool_choice,
+            model_settings=_settings(request, patch),
+        )
+        self._offer(patched)
+        return patched
+
+    def wrap_model_call(self, request: ModelRequest[Any], handler: _ModelHandler) -> ModelResponse[Any]:
+        """Patch the request (``pre_model_call``) and pick its model (``model_select``), then call the model."""
+        if not any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
+            self._offer(request)
+            return handler(request)
+        ctx = self._pre_model(request)
+        patch = self.registry.transform(HookPoint.PRE_MODEL_CALL, ctx)
+        select = self._select(ctx, request, patch)
+        pick = self.registry.transform(HookPoint.MODEL_SELECT, select)
+        return handler(self._patched(request, patch, select, pick))
+
+    async def awrap_model_call(self, request: ModelRequest[Any], handler: _AsyncModelHandler) -> ModelResponse[Any]:
+        """Async twin of `wrap_model_call`."""
+        if not any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
+            self._offer(request)
+            return await handler(request)
+        ctx = self._pre_model(request)
+        patch = await self.registry.atransform(HookPoint.PRE_MODEL_CALL, ctx)
+        select = self._select(ctx, request, patch)
+        pick = await self.registry.atransform(HookPoint.MODEL_SELECT, select)
+        return await handler(self._patched(request, patch, select, pick))
 
     # --- after_model: model_turn_finished, post_turn, stop -----------------------
 
@@ -390,10 +555,56 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             result = answer
         return ctx, result, resolution.rewritten
 
+    def _invalid(self, request: LangChainToolCall) -> InvalidToolCallContext | None:
+        """The ``invalid_tool_call`` context when the call names no tool or fails its args schema, else ``None``."""
+        if not self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
+            return None
+        call, tool = request.tool_call, request.tool
+        if tool is None:
+            error = INVALID_TOOL_NAME_ERROR_TEMPLATE.format(
+                requested_tool=call["name"], available_tools=", ".join(self._offered)
+            )
+        else:
+            schema = tool.tool_call_schema
+            if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+                return None  # a JSON-schema tool: LangChain passes its args through unchecked
+            try:
+                schema.model_validate(call["args"])
+            except ValidationError as exc:
+                error = ToolInvocationError(call["name"], exc, call["args"], exc.errors()).message
+            else:
+                return None
+        ctx = self._call(request)
+        return InvalidToolCallContext(
+            tool_name=ctx.tool_name,
+            args=ctx.args,
+            call_id=ctx.call_id,
+            available_tools=sorted(self._offered),
+            error=error,
+            run=ctx.run,
+        )
+
+    def _settled(
+        self, request: LangChainToolCall, ctx: InvalidToolCallContext, action: InvalidToolCallAction
+    ) -> LangChainToolCall | ToolMessage:
+        """The repaired request to run, or the error `ToolMessage` that answers an invalid call."""
+        tool = self._offered.get(action.tool_name or "") if action.kind == "repair" else None
+        if tool is not None:
+            call: ToolCall = {**request.tool_call, "name": tool.name}
+            return request.override(tool_call=call, tool=tool)
+        text = action.feedback if action.kind == "retry" else action.reason
+        return ToolMessage(content=text or ctx.error, tool_call_id=ctx.call_id, name=ctx.tool_name, status="error")
+
     def wrap_tool_call(
         self, request: LangChainToolCall, handler: Callable[[LangChainToolCall], _ToolResponse]
     ) -> _ToolResponse:
         """Gate and rewrite the call, run the tool, then rewrite and observe its result or failure."""
+        invalid = self._invalid(request)
+        if invalid is not None:
+            settled = self._settled(request, invalid, self.registry.decide(HookPoint.INVALID_TOOL_CALL, invalid))
+            if isinstance(settled, ToolMessage):
+                return settled
+            request = settled
         ctx, verdict, rewritten = self._gate(self._call(request))
         if not verdict.allowed:
             return _error_message(ctx, _denial(verdict))
@@ -419,6 +630,13 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self, request: LangChainToolCall, handler: Callable[[LangChainToolCall], Awaitable[_ToolResponse]]
     ) -> _ToolResponse:
         """Async twin of `wrap_tool_call`."""
+        invalid = self._invalid(request)
+        if invalid is not None:
+            action = await self.registry.adecide(HookPoint.INVALID_TOOL_CALL, invalid)
+            settled = self._settled(request, invalid, action)
+            if isinstance(settled, ToolMessage):
+                return settled
+            request = settled
         ctx, verdict, rewritten = await self._agate(self._call(request))
         if not verdict.allowed:
             return _error_message(ctx, _denial(verdict))

@@ -134,7 +134,7 @@ class HookregProvider:
     """
 
     def __init__(self, registry: HookRegistry) -> None:
-        self.registry = _require_registry(registry, "HookregProvider")
+        self.registry: HookRegistry = _require_registry(registry, "HookregProvider")
 
     def register_hooks(self, registry: StrandsHookRegistry, **kwargs: Any) -> None:
         """Subscribe to the Strands events the hook points map to (called by ``Agent``).

@@ -12,22 +12,33 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.outputs import ChatResult
+from langchain_core.runnables import Runnable
 from langchain_core.tools import StructuredTool
+from pydantic import Field
 
 from hookreg import (
     AsyncHookError,
     HookRegistry,
     HookResult,
+    HookTypeError,
+    HookValueError,
+    InvalidToolCallAction,
+    InvalidToolCallContext,
+    ModelSelectContext,
     ModelTurnFinishedContext,
     OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
     PostToolCallContext,
     PostTurnContext,
+    PreModelCallContext,
     PreToolCallDecideContext,
     PreTurnContext,
+    RequestPatch,
     StopContext,
     StopRun,
     TransformToolResultContext,
@@ -330,3 +341,188 @@ def test_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "denied: rm -rf is not allowed" in out
     assert "tool output seen by the model: ls -la (exit 0)" in out
+
+
+# --- model request points and invalid tool calls -----------------------------------
+
+
+class RecordingChatModel(GenericFakeChatModel):
+    """A scripted chat model recording each call's messages and bound settings (tool names included)."""
+
+    calls: list[tuple[list[BaseMessage], dict[str, Any]]] = Field(default_factory=list)
+
+    def bind_tools(self, tools: Sequence[object], **kwargs: Any) -> Runnable[Any, AIMessage]:
+        """Bind the offered tools' names with the settings, so the next call records them."""
+        return self.bind(tools=[getattr(t, "name", t) for t in tools], **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.calls.append((list(messages), kwargs))
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+def answering(*texts: str) -> RecordingChatModel:
+    """A recording model whose answers are `texts`."""
+    return RecordingChatModel(messages=iter([AIMessage(content=t) for t in texts]))
+
+
+def pydantic_echo(tool: RecordingTool) -> StructuredTool:
+    """The echo tool with a schema inferred from its signature (so LangChain validates its args)."""
+
+    def echo(text: str) -> str:
+        """Echo the text."""
+        return tool(text=text)
+
+    return StructuredTool.from_function(func=echo, name=TOOL_NAME)
+
+
+def invoke(agent: Any, *, asynchronous: bool = False) -> list[BaseMessage]:
+    """Run `agent` on one prompt and return its final messages."""
+    state = {"messages": [HumanMessage(content="echo something")]}
+    out = asyncio.run(agent.ainvoke(state)) if asynchronous else agent.invoke(state)
+    return list(out["messages"])
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_pre_model_call_patch_reaches_the_request(asynchronous: bool) -> None:
+    """The merged patch sets the system prompt, tools offered, tool choice and model settings the model gets."""
+    registry, seen = HookRegistry(), list[PreModelCallContext]()
+
+    @registry.pre_model_call
+    def context(ctx: PreModelCallContext) -> RequestPatch:
+        seen.append(ctx)
+        return RequestPatch(extra_context=("Be terse.",), temperature=0.2, additional_params={"top_p": 0.5})
+
+    narrowed = RequestPatch(active_tools=frozenset({"other"}), tool_choice="none", max_tokens=50)
+    if asynchronous:
+
+        async def no_tools(ctx: PreModelCallContext) -> RequestPatch:
+            return narrowed
+
+        registry.pre_model_call(no_tools)
+    else:
+        registry.pre_model_call(lambda ctx: narrowed)
+    model = answering("done")
+    agent = create_agent(
+        model, tools=[pydantic_echo(RecordingTool())], system_prompt="Base.", middleware=[HookregMiddleware(registry)]
+    )
+    assert invoke(agent, asynchronous=asynchronous)[-1].text == "done"
+    [(messages, settings)] = model.calls
+    assert isinstance(messages[0], SystemMessage)
+    assert messages[0].text == "Base.\n\nBe terse."
+    assert settings == {"temperature": 0.2, "top_p": 0.5, "max_tokens": 50}  # no tools left: nothing bound
+    [ctx] = seen
+    assert (ctx.turn, ctx.prompt, ctx.patch.active_tools) == (1, "echo something", frozenset({TOOL_NAME}))
+    assert [(m.role, m.content) for m in ctx.history] == [("human", "echo something")]
+
+
+def test_preamble_replaces_the_system_prompt_and_tool_choice_is_bound() -> None:
+    """A patch's preamble replaces the agent's system prompt; tool_choice goes to bind_tools with the tools kept."""
+    registry = HookRegistry()
+    registry.pre_model_call(lambda ctx: RequestPatch(preamble="You are careful.", tool_choice="auto"))
+    model = answering("done")
+    agent = create_agent(
+        model, tools=[pydantic_echo(RecordingTool())], system_prompt="Base.", middleware=[HookregMiddleware(registry)]
+    )
+    invoke(agent)
+    [(messages, settings)] = model.calls
+    assert messages[0].text == "You are careful."
+    assert settings == {"tools": [TOOL_NAME], "tool_choice": "auto"}
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_model_select_swaps_the_chat_model(asynchronous: bool) -> None:
+    """model_select picks a chat model by name from models=; the agent's model is the default by its key."""
+    registry, defaults = HookRegistry(), list[str]()
+
+    @registry.model_select
+    def fast(ctx: ModelSelectContext) -> str:
+        defaults.append(ctx.selected_model)
+        return "fast"
+
+    main, quick = answering("slow answer"), answering("fast answer")
+    middleware = HookregMiddleware(registry, models={"main": main, "fast": quick})
+    agent = create_agent(main, tools=[pydantic_echo(RecordingTool())], middleware=[middleware])
+    assert invoke(agent, asynchronous=asynchronous)[-1].text == "fast answer"
+    assert (defaults, main.calls, len(quick.calls)) == (["main"], [], 1)
+
+
+def test_model_select_of_an_unknown_name_is_refused() -> None:
+    """A model_select pick that names no chat model in models= raises HookValueError naming the fix."""
+    registry = HookRegistry()
+    registry.model_select(lambda ctx: "huge")
+    agent = create_agent(answering("x"), tools=[], middleware=[HookregMiddleware(registry)])
+    with pytest.raises(HookValueError, match=r"Cannot call model 'huge'.*models=\{'huge': chat_model\}"):
+        invoke(agent)
+
+
+def test_models_must_be_chat_models() -> None:
+    """models= with something other than a chat model is refused where the middleware is built."""
+    with pytest.raises(HookTypeError, match="Cannot build HookregMiddleware with model 'fast'"):
+        HookregMiddleware(HookRegistry(), models={"fast": "gpt-4o-mini"})  # type: ignore[dict-item]
+
+
+def calling(name: str, args: Mapping[str, object]) -> RecordingChatModel:
+    """A recording model that calls tool `name` with `args` once, then answers "done"."""
+    call = AIMessage(content="", tool_calls=[{"name": name, "args": dict(args), "id": "call-1"}])
+    return RecordingChatModel(messages=iter([call, AIMessage(content="done")]))
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_invalid_tool_call_repairs_an_unknown_tool(asynchronous: bool) -> None:
+    """A call to an unknown tool reaches invalid_tool_call; repair() runs the named tool through the gate."""
+    registry, tool, seen, gated = HookRegistry(), RecordingTool(), list[InvalidToolCallContext](), list[str]()
+
+    @registry.invalid_tool_call
+    def fix_typo(ctx: InvalidToolCallContext) -> InvalidToolCallAction:
+        seen.append(ctx)
+        return InvalidToolCallAction.repair(TOOL_NAME)
+
+    @registry.pre_tool_call_decide
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(ctx.tool_name)
+        return HookResult.allow()
+
+    agent = create_agent(
+        calling("ecko", {"text": "hi"}), tools=[pydantic_echo(tool)], middleware=[HookregMiddleware(registry)]
+    )
+    messages = invoke(agent, asynchronous=asynchronous)
+    assert tool_output(messages) == "hi"
+    assert (tool.calls, gated) == ([{"text": "hi"}], [TOOL_NAME])
+    [ctx] = seen
+    assert (ctx.tool_name, ctx.available_tools) == ("ecko", (TOOL_NAME,))
+    assert "ecko is not a valid tool" in ctx.error
+
+
+@pytest.mark.parametrize(
+    ("action", "shown"),
+    [
+        (InvalidToolCallAction.retry("Call echo with a text."), "Call echo with a text."),
+        (InvalidToolCallAction.skip("skipped"), "skipped"),
+        (InvalidToolCallAction.fail(), "Error invoking tool 'echo'"),
+    ],
+    ids=["retry", "skip", "fail"],
+)
+def test_invalid_args_are_answered_without_running_the_tool(action: InvalidToolCallAction, shown: str) -> None:
+    """Args failing the tool's schema reach invalid_tool_call; its answer is an error ToolMessage, the tool unrun."""
+    registry, tool, errors = HookRegistry(), RecordingTool(), list[str]()
+
+    @registry.invalid_tool_call
+    def answer(ctx: InvalidToolCallContext) -> InvalidToolCallAction:
+        errors.append(ctx.error)
+        return action
+
+    agent = create_agent(
+        calling(TOOL_NAME, {"txt": "hi"}), tools=[pydantic_echo(tool)], middleware=[HookregMiddleware(registry)]
+    )
+    [message] = [m for m in invoke(agent) if isinstance(m, ToolMessage)]
+    assert shown in message.text
+    assert message.status == "error"
+    assert tool.calls == []
+    [error] = errors
+    assert "text: Field required" in error
