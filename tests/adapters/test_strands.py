@@ -19,20 +19,30 @@ from strands.types.content import Messages
 from strands.types.exceptions import EventLoopException
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolResult, ToolSpec, ToolUse
+from structlog.testing import capture_logs
 
 from hookreg import (
     HookRegistry,
     HookResult,
+    HookTypeError,
+    HookValueError,
+    InvalidToolCallAction,
+    InvalidToolCallContext,
+    ModelSelectContext,
     OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
     PostToolCallContext,
     PostTurnContext,
+    PreModelCallContext,
     PreToolCallDecideContext,
     PreTurnContext,
+    RequestPatch,
     StopContext,
     StopRun,
+    TextDeltaContext,
     TransformToolResultContext,
+    TurnAction,
     UserPromptSubmitContext,
 )
 from hookreg.adapters.strands import HookregProvider
@@ -40,8 +50,8 @@ from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, Recordin
 
 ROOT = Path(__file__).resolve().parents[2]
 
-Turn = str | Mapping[str, object]
-"""A scripted model answer: final text, or the arguments of one echo call."""
+Turn = str | Mapping[str, object] | tuple[str, Mapping[str, object]]
+"""A scripted model answer: final text, the arguments of one echo call, or a (tool name, arguments) call."""
 
 
 class ScriptedModel(Model):
@@ -50,6 +60,7 @@ class ScriptedModel(Model):
     def __init__(self, turns: Sequence[Turn]) -> None:
         self.turns = list(turns)
         self.tool_outputs: list[str] = []
+        self.requests: list[dict[str, Any]] = []
 
     def update_config(self, **model_config: Any) -> None:
         """Accept and ignore configuration."""
@@ -64,6 +75,9 @@ class ScriptedModel(Model):
 
     async def stream(self, messages: Messages, *args: Any, **kwargs: Any) -> AsyncIterator[StreamEvent]:
         """Yield the next scripted answer as Strands stream events."""
+        tool_specs, system_prompt = [*args, None, None][:2]
+        texts = [(m["role"], "".join(str(b.get("text", "")) for b in m["content"])) for m in messages]
+        self.requests.append({"messages": texts, "tool_specs": tool_specs, "system_prompt": system_prompt, **kwargs})
         for block in messages[-1]["content"]:
             if "toolResult" in block:
                 self.tool_outputs.append("".join(c.get("text", "") for c in block["toolResult"]["content"]))
@@ -75,8 +89,9 @@ class ScriptedModel(Model):
             yield {"contentBlockStop": {}}
             yield {"messageStop": {"stopReason": "end_turn"}}
         else:
-            yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": "call-1", "name": TOOL_NAME}}}}
-            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(dict(turn))}}}}
+            name, tool_args = turn if isinstance(turn, tuple) else (TOOL_NAME, turn)
+            yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": "call-1", "name": name}}}}
+            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(dict(tool_args))}}}}
             yield {"contentBlockStop": {}}
             yield {"messageStop": {"stopReason": "tool_use"}}
 
@@ -295,3 +310,167 @@ def test_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "denied: rm -rf is not allowed" in out
     assert "tool output seen by the model: ls -la (exit 0)" in out
+
+
+# --- model request points, deltas, turn judgement, invalid tool calls --------------
+
+
+def agent_for(registry: HookRegistry, model: Model, tool: Callable[..., str], **provider: Any) -> Agent:
+    """A Strands agent with the echo tool, `model` and the provider (given `provider` keyword arguments)."""
+    hooks = HookregProvider(registry, **provider)
+    return Agent(model=model, tools=[echo_tool(tool)], hooks=[hooks], callback_handler=None, system_prompt="Base.")
+
+
+def test_pre_model_call_patch_reaches_the_model() -> None:
+    """The merged patch adds context to the system prompt, narrows the tools and sets the tool choice."""
+    registry, seen = HookRegistry(), list[PreModelCallContext]()
+
+    @registry.pre_model_call
+    async def context(ctx: PreModelCallContext) -> RequestPatch:
+        seen.append(ctx)
+        return RequestPatch(extra_context=("Be terse.",), tool_choice="any")
+
+    registry.pre_model_call(lambda ctx: RequestPatch(active_tools=frozenset()))
+    model = ScriptedModel(["done"])
+    assert str(agent_for(registry, model, RecordingTool())("hi")).strip() == "done"
+    [request] = model.requests
+    assert request["system_prompt_content"] == [{"text": "Base."}, {"text": "Be terse."}]
+    assert (request["tool_specs"], request["tool_choice"]) == (None, {"any": {}})
+    [ctx] = seen
+    assert (ctx.turn, ctx.prompt, ctx.patch.active_tools) == (1, "hi", frozenset({TOOL_NAME}))
+    assert [(m.role, m.content) for m in ctx.history] == [("user", "hi")]
+
+
+def test_preamble_replaces_the_prompt_and_model_settings_are_reported_unsupported() -> None:
+    """A preamble replaces the system prompt; temperature cannot apply and is logged, not silently lost."""
+    registry = HookRegistry()
+    registry.pre_model_call(lambda ctx: RequestPatch(preamble="You are careful.", temperature=0.1))
+    model = ScriptedModel(["done"])
+    with capture_logs() as logs:
+        agent_for(registry, model, RecordingTool())("hi")
+    assert model.requests[0]["system_prompt"] == "You are careful."
+    [event] = [e for e in logs if e["event"] == "patch_field_unsupported"]
+    assert event["fields"] == ["temperature"]
+
+
+def test_model_select_swaps_the_model() -> None:
+    """model_select picks a model by name from models=; the agent's model is the default by its key."""
+    registry, defaults = HookRegistry(), list[str]()
+
+    @registry.model_select
+    def fast(ctx: ModelSelectContext) -> str:
+        defaults.append(ctx.default_model)
+        return "fast"
+
+    main, quick = ScriptedModel(["slow answer"]), ScriptedModel(["fast answer"])
+    agent = agent_for(registry, main, RecordingTool(), models={"main": main, "fast": quick})
+    assert str(agent("hi")).strip() == "fast answer"
+    assert (defaults, main.requests, len(quick.requests)) == (["main"], [], 1)
+
+
+def test_model_select_of_an_unknown_name_is_refused() -> None:
+    """A pick naming no model in models= raises HookValueError naming the fix."""
+    registry = HookRegistry()
+    registry.model_select(lambda ctx: "huge")
+    with pytest.raises(HookValueError, match=r"Cannot call model 'huge'.*models=\{'huge': model\}"):
+        agent_for(registry, ScriptedModel(["x"]), RecordingTool())("hi")
+
+
+def test_models_must_be_strands_models() -> None:
+    """models= with something other than a Strands model is refused where the provider is built."""
+    with pytest.raises(HookTypeError, match="Cannot build HookregProvider with model 'fast'"):
+        HookregProvider(HookRegistry(), models={"fast": "claude"})  # type: ignore[dict-item]
+
+
+class ReasoningModel(ScriptedModel):
+    """A scripted model that streams some reasoning before each answer."""
+
+    async def stream(self, messages: Messages, *args: Any, **kwargs: Any) -> AsyncIterator[StreamEvent]:
+        """Stream two reasoning chunks, then the scripted answer."""
+        yield {"contentBlockStart": {"start": {}}}
+        for chunk in ("think", "ing"):
+            yield {"contentBlockDelta": {"delta": {"reasoningContent": {"text": chunk}}}}
+        yield {"contentBlockStop": {}}
+        async for event in super().stream(messages, *args, **kwargs):
+            yield event
+
+
+def test_delta_points_observe_the_stream() -> None:
+    """text_delta, reasoning_delta and tool_call_delta fire for the model's stream events."""
+    registry, seen = HookRegistry(), list[tuple[str, str, str | None]]()
+
+    @registry.text_delta
+    async def text(ctx: TextDeltaContext) -> None:
+        seen.append(("text", ctx.delta, ctx.aggregated))
+
+    registry.reasoning_delta(lambda ctx: seen.append(("reasoning", ctx.delta, ctx.aggregated)))
+    registry.tool_call_delta(lambda ctx: seen.append(("tool", ctx.delta, ctx.tool_name)))
+    agent_for(registry, ReasoningModel([{"text": "hi"}, "done"]), RecordingTool())("hi")
+    assert seen == [
+        ("reasoning", "think", "think"),
+        ("reasoning", "ing", "thinking"),
+        ("tool", '{"text": "hi"}', TOOL_NAME),
+        ("reasoning", "think", "think"),
+        ("reasoning", "ing", "thinking"),
+        ("text", "done", "done"),
+    ]
+
+
+def test_model_turn_finished_repeat_and_feedback() -> None:
+    """repeat() discards the answer; retry_with_feedback keeps it and adds the feedback before the new call."""
+    actions = iter([TurnAction.repeat(), TurnAction.retry_with_feedback("be brief")])
+    registry, kept = HookRegistry(), list[str]()
+    registry.model_turn_finished(lambda ctx: next(actions, TurnAction.continue_run()))
+    registry.post_turn(lambda ctx: kept.append(ctx.response_text))
+    model = ScriptedModel(["dropped", "kept", "final"])
+    agent = agent_for(registry, model, RecordingTool())
+    assert str(agent("hi")).strip() == "final"
+    assert model.requests[-1]["messages"] == [("user", "hi"), ("assistant", "kept"), ("user", "be brief")]
+    assert kept == ["final"]
+
+
+def test_model_turn_finished_retry_of_a_tool_call_is_refused() -> None:
+    """Retrying an answer that calls tools raises HookValueError: its calls would be dropped unrun."""
+    registry = HookRegistry()
+    registry.model_turn_finished(lambda ctx: TurnAction.repeat())
+    with pytest.raises(HookValueError, match=r"Cannot retry turn 1 .* would be dropped unrun"):
+        agent_for(registry, ScriptedModel([{"text": "hi"}]), RecordingTool())("hi")
+
+
+def test_invalid_tool_call_repairs_an_unknown_tool() -> None:
+    """A call to an unknown tool reaches invalid_tool_call; repair() runs the named tool through the gate."""
+    registry, tool, seen, gated = HookRegistry(), RecordingTool(), list[InvalidToolCallContext](), list[str]()
+
+    @registry.invalid_tool_call
+    async def fix_typo(ctx: InvalidToolCallContext) -> InvalidToolCallAction:
+        seen.append(ctx)
+        return InvalidToolCallAction.repair(TOOL_NAME)
+
+    @registry.pre_tool_call_decide
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(ctx.tool_name)
+        return HookResult.allow()
+
+    model = ScriptedModel([("ecko", {"text": "hi"}), "done"])
+    agent_for(registry, model, tool)("hi")
+    assert (model.tool_outputs, tool.calls, gated) == (["hi"], [{"text": "hi"}], [TOOL_NAME])
+    [ctx] = seen
+    assert (ctx.tool_name, ctx.available_tools, ctx.error) == ("ecko", (TOOL_NAME,), "Unknown tool: ecko")
+
+
+@pytest.mark.parametrize(
+    ("action", "shown"),
+    [
+        (InvalidToolCallAction.retry("Call echo instead."), "Call echo instead."),
+        (InvalidToolCallAction.skip("skipped"), "skipped"),
+        (InvalidToolCallAction.fail(), "Unknown tool: ecko"),
+    ],
+    ids=["retry", "skip", "fail"],
+)
+def test_invalid_tool_call_answers_without_running_a_tool(action: InvalidToolCallAction, shown: str) -> None:
+    """retry, skip and fail answer an unknown tool's call with their text (fail: Strands' own), no tool runs."""
+    registry, tool = HookRegistry(), RecordingTool()
+    registry.invalid_tool_call(lambda ctx: action)
+    model = ScriptedModel([("ecko", {"text": "hi"}), "done"])
+    agent_for(registry, model, tool)("hi")
+    assert (model.tool_outputs, tool.calls) == ([shown], [])
