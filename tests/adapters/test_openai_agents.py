@@ -8,18 +8,25 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
-from agents import Agent, FunctionTool, Runner, WebSearchTool, function_tool, set_tracing_disabled
+from agents import Agent, FunctionTool, RunConfig, Runner, WebSearchTool, function_tool, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from hookreg import (
     HookRegistry,
     HookResult,
+    HookTypeError,
+    ModelSelectContext,
     OnSessionEndContext,
     OnSessionStartContext,
     PostTurnContext,
+    PreModelCallContext,
     PreToolCallDecideContext,
+    PreTurnContext,
+    RequestPatch,
+    StopRun,
     TransformToolResultContext,
 )
 from hookreg.adapters.openai_agents import HookregRunHooks, guard_tool, guard_tools, hookreg_run_hooks
@@ -195,3 +202,126 @@ def test_ask_is_answered_by_on_interaction() -> None:
     registry.on_interaction(lambda ctx: HookResult.allow())
     assert drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "hi"
     assert tool.calls == [{"text": "hi"}]
+
+
+def answering(text: str = "ok") -> ScriptedModel:
+    """A scripted model that answers `text` once."""
+    return ScriptedModel([[assistant_message(text)]])
+
+
+def run_with_config(registry: HookRegistry, model: ScriptedModel, prompt: str = "hello", **kwargs: Any) -> str:
+    """Run a tool-less agent over `model` with the run hooks and their run config; return the final output."""
+    hooks = hookreg_run_hooks(registry, **kwargs)
+    agent = Agent(name="tester", model=model)
+    result = asyncio.run(Runner.run(agent, prompt, hooks=hooks, run_config=hooks.run_config()))
+    return str(result.final_output)
+
+
+def test_registry_is_checked() -> None:
+    """guard_tool, guard_tools, hookreg_run_hooks and HookregRunHooks refuse anything but a HookRegistry."""
+    tool = echo_tool(RecordingTool())
+    with pytest.raises(HookTypeError, match=r"Cannot build a guarded tool for .* from 'hooks'"):
+        guard_tool(tool, "hooks")  # type: ignore[arg-type]
+    with pytest.raises(HookTypeError, match="Cannot build guarded tools from None"):
+        guard_tools([tool], None)  # type: ignore[arg-type]
+    with pytest.raises(HookTypeError, match="Cannot build OpenAI Agents run hooks from 1"):
+        hookreg_run_hooks(1)  # type: ignore[arg-type]
+    with pytest.raises(HookTypeError, match="Cannot build HookregRunHooks from"):
+        HookregRunHooks(object())  # type: ignore[arg-type]
+
+
+def test_run_config_refuses_a_second_filter() -> None:
+    """run_config() refuses a base RunConfig that already filters model input."""
+    base = RunConfig(call_model_input_filter=lambda data: data.model_data)
+    with pytest.raises(HookTypeError, match="Cannot install hookreg's model-input filter into this RunConfig"):
+        hookreg_run_hooks(HookRegistry()).run_config(base)
+
+
+def test_user_prompt_denied_stops_before_any_model_call() -> None:
+    """A user_prompt_submit deny raises StopRun before the model is called; on_session_end reports stopped."""
+    registry = HookRegistry()
+    ends: list[OnSessionEndContext] = []
+    registry.on_session_end(ends.append)
+    registry.user_prompt_submit(
+        lambda ctx: HookResult.deny("no secrets") if "secret" in ctx.content else HookResult.allow()
+    )
+    model = answering()
+    with pytest.raises(StopRun, match="no secrets"):
+        run_with_config(registry, model, "tell me the secret")
+    assert model.calls == ()
+    assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("stopped", "no secrets")]
+    assert run_with_config(registry, answering("fine")) == "fine"
+
+
+def test_pre_turn_ask_goes_to_on_interaction() -> None:
+    """A pre_turn ask is answered by on_interaction; a deny there stops the run before the model call."""
+    registry = HookRegistry()
+    turns: list[int] = []
+
+    @registry.pre_turn
+    async def confirm(ctx: PreTurnContext) -> HookResult:
+        turns.append(ctx.turn)
+        return HookResult.ask("take another turn?")
+
+    registry.on_interaction(lambda ctx: HookResult.deny("not now"))
+    model = answering()
+    with pytest.raises(StopRun, match="not now"):
+        run_with_config(registry, model)
+    assert model.calls == ()
+    assert turns == [1]
+
+
+def test_pre_model_call_patch_reaches_the_model_call() -> None:
+    """A RequestPatch adds instructions and sets temperature, max_tokens, tool_choice and extra_body for the call."""
+    registry = HookRegistry()
+    histories: list[list[tuple[str, str]]] = []
+
+    @registry.pre_model_call
+    def patch(ctx: PreModelCallContext) -> RequestPatch:
+        histories.append([(m.role, m.content) for m in ctx.history])
+        return RequestPatch(
+            preamble="Be brief.",
+            extra_context=("Today is Monday.",),
+            temperature=0.2,
+            max_tokens=99,
+            tool_choice="none",
+            additional_params={"seed": 7},
+        )
+
+    model = answering()
+    assert run_with_config(registry, model) == "ok"
+    (call,) = model.calls
+    assert call.system_instructions == "Be brief.\n\nToday is Monday."
+    settings = call.model_settings
+    assert (settings.temperature, settings.max_tokens, settings.tool_choice) == (0.2, 99, "none")
+    assert settings.extra_body == {"seed": 7}
+    assert histories == [[("user", "hello")]]
+
+
+def test_model_select_swaps_the_model_per_call() -> None:
+    """A model_select pick found in models serves the call; the agent's own model is never called."""
+    registry = HookRegistry()
+    defaults: list[str] = []
+
+    @registry.model_select
+    def small(ctx: ModelSelectContext) -> str:
+        defaults.append(ctx.default_model)
+        return "small"
+
+    default_model, small_model = answering("big"), answering("small")
+    assert run_with_config(registry, default_model, models={"small": small_model}) == "small"
+    assert default_model.calls == ()
+    assert len(small_model.calls) == 1
+    assert defaults == ["ScriptedModel"]
+
+
+def test_turn_points_fire_per_model_call() -> None:
+    """pre_turn and pre_model_call fire before every model call, the history growing with the tool call."""
+    registry = HookRegistry()
+    seen: list[tuple[int, int]] = []
+    registry.pre_model_call(lambda ctx: seen.append((ctx.turn, len(ctx.history))))
+    hooks = hookreg_run_hooks(registry)
+    model = ScriptedModel([[function_call(TOOL_NAME, {"text": "hi"}, call_id="c1")], [assistant_message("done")]])
+    agent = Agent(name="tester", model=model, tools=guard_tools([echo_tool(RecordingTool())], registry))
+    asyncio.run(Runner.run(agent, "go", hooks=hooks, run_config=hooks.run_config()))
+    assert seen == [(1, 1), (2, 3)]
