@@ -5,7 +5,15 @@ from collections.abc import Mapping
 from agents import Agent, Runner, function_tool, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-from hookreg import HookRegistry, HookResult, OnToolErrorContext, PostToolCallContext, PreToolCallDecideContext
+from hookreg import (
+    HookRegistry,
+    HookResult,
+    OnToolErrorContext,
+    PostToolCallContext,
+    PreToolCallDecideContext,
+    StopRun,
+    UserPromptSubmitContext,
+)
 from hookreg.adapters.openai_agents import guard_tools, hookreg_run_hooks
 
 set_tracing_disabled(True)  # no trace export: this example never touches the network
@@ -35,6 +43,13 @@ def audit(ctx: PostToolCallContext) -> None:
     print(f"audit: {ctx.tool_name}({dict(ctx.args)}) -> {ctx.result}")
 
 
+@registry.user_prompt_submit
+def no_passwords(ctx: UserPromptSubmitContext) -> HookResult:
+    if "password" in ctx.content:
+        return HookResult.deny("prompts must not contain passwords")
+    return HookResult.allow()
+
+
 @function_tool
 def shell(command: str, timeout: int = 5) -> str:
     """Run a shell command (pretend)."""
@@ -47,6 +62,13 @@ def shell(command: str, timeout: int = 5) -> str:
 for command in ("ls -la", "rm -rf /", "reboot"):
     model = ScriptedModel([[function_call("shell", {"command": command}, call_id="c1")], [assistant_message("ok")]])
     agent = Agent(name="ops", model=model, tools=guard_tools([shell], registry))
-    Runner.run_sync(agent, f"run {command}", hooks=hookreg_run_hooks(registry))
+    hooks = hookreg_run_hooks(registry)
+    Runner.run_sync(agent, f"run {command}", hooks=hooks, run_config=hooks.run_config())
     seen = next(item["output"] for item in model.calls[1].input if item.get("type") == "function_call_output")
     print(f"the model saw: {seen}")
+
+hooks = hookreg_run_hooks(registry)
+try:  # a denied prompt ends the run before any model call
+    Runner.run_sync(agent, "the root password is hunter2", hooks=hooks, run_config=hooks.run_config())
+except StopRun as stop:
+    print(f"stopped: {stop.reason}")

@@ -6,7 +6,14 @@ from pydantic_ai import Agent, models
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from hookreg import HookRegistry, HookResult, PostToolCallContext, PreToolCallDecideContext
+from hookreg import (
+    HookRegistry,
+    HookResult,
+    PostToolCallContext,
+    PreToolCallDecideContext,
+    StopRun,
+    UserPromptSubmitContext,
+)
 from hookreg.adapters.pydantic_ai import hookreg_capability
 
 models.ALLOW_MODEL_REQUESTS = False  # this example never calls a real model
@@ -31,6 +38,13 @@ def audit(ctx: PostToolCallContext) -> None:
     print(f"audit: {ctx.tool_name}({dict(ctx.args)}) -> {ctx.result}")
 
 
+@registry.user_prompt_submit
+def no_passwords(ctx: UserPromptSubmitContext) -> HookResult:
+    if "password" in ctx.content:
+        return HookResult.deny("prompts must not contain passwords")
+    return HookResult.allow()
+
+
 def script(command: str) -> FunctionModel:
     """A stand-in model: call the shell tool once with `command`, then report what the tool said."""
 
@@ -53,3 +67,8 @@ for command in ("ls -la", "rm -rf /"):
         return f"ran {command!r} with timeout {timeout}"
 
     print(agent.run_sync(f"run {command}").output)
+
+try:  # a denied prompt ends the run before any model call
+    agent.run_sync("the root password is hunter2")
+except StopRun as stop:
+    print(f"stopped: {stop.reason}")

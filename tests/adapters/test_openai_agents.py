@@ -178,7 +178,7 @@ def test_import_without_framework_names_the_extra(monkeypatch: pytest.MonkeyPatc
 
 
 def test_example_runs() -> None:
-    """examples/adapter_openai_agents.py runs offline: a rewrite, a denial and a rewritten error reach the model."""
+    """examples/adapter_openai_agents.py runs offline: a rewrite, denial and error reach the model; a prompt stops."""
     example = Path(__file__).resolve().parents[2] / "examples" / "adapter_openai_agents.py"
     done = subprocess.run(
         [sys.executable, "-W", "error", str(example)], capture_output=True, text=True, check=False, timeout=120
@@ -189,6 +189,7 @@ def test_example_runs() -> None:
         "the model saw: ran 'ls -la' with timeout 30",
         "the model saw: rm -rf is not allowed; delete files one by one",
         "the model saw: shell failed: permission denied by the host",
+        "stopped: prompts must not contain passwords",
     ]
 
 

@@ -230,7 +230,7 @@ def test_import_without_framework_names_the_extra(monkeypatch: pytest.MonkeyPatc
 
 
 def test_example_runs() -> None:
-    """examples/adapter_pydantic_ai.py runs offline: the rewritten call runs and is audited, rm -rf is denied."""
+    """examples/adapter_pydantic_ai.py runs offline: a rewritten call is audited; rm -rf and a prompt are denied."""
     example = Path(__file__).resolve().parents[2] / "examples" / "adapter_pydantic_ai.py"
     done = subprocess.run(
         [sys.executable, "-W", "error", str(example)], capture_output=True, text=True, check=False, timeout=120
@@ -240,6 +240,7 @@ def test_example_runs() -> None:
         "audit: shell({'command': 'ls -la', 'timeout': 30}) -> ran 'ls -la' with timeout 30",
         "the tool said: ran 'ls -la' with timeout 30",
         'the tool said: {"error":"rm -rf is not allowed; delete files one by one"}',
+        "stopped: prompts must not contain passwords",
     ]
 
 
