@@ -19,6 +19,11 @@ Where each hook point runs:
   name among the chat models given as ``models=``; the agent's own model is
   ``default_model`` (its key in ``models``, else its ``model_name``/``model``
   attribute, else its class name).
+- ``text_delta``, ``reasoning_delta``, ``tool_call_delta``: ``wrap_model_call``
+  gives the call a copy of its chat model with a callback handler that turns
+  each streamed chunk's text, reasoning and tool-call args into deltas. They
+  fire when the model streams (``agent.stream(..., stream_mode="messages")``,
+  or a model made with ``streaming=True``); a call answered whole fires none.
 - ``model_turn_finished``, ``post_turn``, ``stop``: ``after_model``.
   ``repeat()`` drops the answer and asks again; ``retry_with_feedback`` keeps
   it and adds the feedback as a user message. ``stop`` runs when the answer
@@ -84,10 +89,13 @@ from hookreg import (
     PreModelCallContext,
     PreToolCallDecideContext,
     PreTurnContext,
+    ReasoningDeltaContext,
     RequestPatch,
     RunContext,
     RunOutcome,
     StopContext,
+    TextDeltaContext,
+    ToolCallDeltaContext,
     ToolCallRequest,
     ToolErrorKind,
     TransformToolResultContext,
@@ -99,9 +107,11 @@ from hookreg.adapters import _missing_framework, _require_registry
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse, hook_config
     from langchain.agents.middleware import ToolCallRequest as LangChainToolCall
+    from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler, BaseCallbackManager
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import (
         AIMessage,
+        AIMessageChunk,
         AnyMessage,
         HumanMessage,
         RemoveMessage,
@@ -109,6 +119,7 @@ try:
         ToolCall,
         ToolMessage,
     )
+    from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
     from langchain_core.tools import BaseTool
     from langgraph.errors import GraphBubbleUp
     from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE, ToolInvocationError
@@ -125,6 +136,8 @@ _Update = dict[str, Any] | None
 _ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
 _AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 _MODEL_POINTS = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
+_DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
+_Delta = TextDeltaContext | ReasoningDeltaContext | ToolCallDeltaContext
 
 
 class _Continuations(int):
@@ -188,6 +201,96 @@ def _settings(request: ModelRequest[Any], patch: RequestPatch) -> dict[str, Any]
     if patch.max_tokens is not None:
         settings["max_tokens"] = patch.max_tokens
     return settings
+
+
+class _Stream:
+    """One model call's stream, turned into delta contexts (text and reasoning aggregated)."""
+
+    def __init__(self, run: RunContext) -> None:
+        self.run, self.text, self.reasoning = run, "", ""
+        self.calls: dict[object, tuple[str, str | None]] = {}  # a chunk's index -> its call's id and name
+
+    def deltas(self, chunk: GenerationChunk | ChatGenerationChunk | None) -> list[_Delta]:
+        """The delta contexts one streamed chunk carries, in order."""
+        message = chunk.message if isinstance(chunk, ChatGenerationChunk) else None
+        if not isinstance(message, AIMessageChunk):
+            return []
+        out: list[_Delta] = []
+        for block in message.content_blocks:
+            if block["type"] == "text" and block["text"]:
+                self.text += block["text"]
+                out.append(TextDeltaContext(delta=block["text"], aggregated=self.text, run=self.run))
+            elif block["type"] == "reasoning" and block.get("reasoning"):
+                delta = block.get("reasoning", "")
+                self.reasoning += delta
+                out.append(ReasoningDeltaContext(delta=delta, aggregated=self.reasoning, run=self.run))
+        for piece in message.tool_call_chunks:  # read here: content_blocks drops them from a last chunk
+            known = self.calls.get(piece["index"], ("", None))
+            call = self.calls[piece["index"]] = (piece["id"] or known[0], piece["name"] or known[1])
+            out.append(
+                ToolCallDeltaContext(call_id=call[0], tool_name=call[1], delta=piece["args"] or "", run=self.run)
+            )
+        return out
+
+
+class _Deltas(BaseCallbackHandler):
+    """Fires the delta points for a streaming model call (sync dispatch)."""
+
+    raise_error = True
+
+    def __init__(self, registry: HookRegistry, run: RunContext) -> None:
+        self.registry, self.stream = registry, _Stream(run)
+
+    def on_llm_new_token(
+        self,
+        token: str | list[str | dict[str, Any]],
+        *,
+        chunk: GenerationChunk | ChatGenerationChunk | None = None,
+        **kwargs: Any,
+    ) -> None:
+        for ctx in self.stream.deltas(chunk):
+            if isinstance(ctx, TextDeltaContext):
+                self.registry.notify(HookPoint.TEXT_DELTA, ctx)
+            elif isinstance(ctx, ReasoningDeltaContext):
+                self.registry.notify(HookPoint.REASONING_DELTA, ctx)
+            else:
+                self.registry.notify(HookPoint.TOOL_CALL_DELTA, ctx)
+
+
+class _AsyncDeltas(AsyncCallbackHandler):
+    """Fires the delta points for a streaming model call (async dispatch)."""
+
+    raise_error = True
+
+    def __init__(self, registry: HookRegistry, run: RunContext) -> None:
+        self.registry, self.stream = registry, _Stream(run)
+
+    async def on_llm_new_token(
+        self,
+        token: str | list[str | dict[str, Any]],
+        *,
+        chunk: GenerationChunk | ChatGenerationChunk | None = None,
+        **kwargs: Any,
+    ) -> None:
+        for ctx in self.stream.deltas(chunk):
+            if isinstance(ctx, TextDeltaContext):
+                await self.registry.anotify(HookPoint.TEXT_DELTA, ctx)
+            elif isinstance(ctx, ReasoningDeltaContext):
+                await self.registry.anotify(HookPoint.REASONING_DELTA, ctx)
+            else:
+                await self.registry.anotify(HookPoint.TOOL_CALL_DELTA, ctx)
+
+
+def _observed(request: ModelRequest[Any], handler: BaseCallbackHandler) -> ModelRequest[Any]:
+    """`request` with a copy of its chat model that also reports its stream to `handler`."""
+    callbacks = request.model.callbacks
+    if isinstance(callbacks, BaseCallbackManager):
+        manager = callbacks.copy()
+        manager.add_handler(handler)
+        combined: BaseCallbackManager | list[BaseCallbackHandler] = manager
+    else:
+        combined = [*(callbacks or []), handler]
+    return request.override(model=request.model.model_copy(update={"callbacks": combined}))
 
 
 def _interaction(ctx: PreToolCallDecideContext, ask: HookResult) -> OnInteractionContext:
@@ -356,27 +459,33 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._offer(patched)
         return patched
 
+    def _streamed(self, request: ModelRequest[Any], handler: type[_Deltas | _AsyncDeltas]) -> ModelRequest[Any]:
+        """`request`, its model reporting its stream to the delta points when they have hooks."""
+        if not any(self.registry.has_hooks(point) for point in _DELTA_POINTS):
+            return request
+        return _observed(request, handler(self.registry, self._at(request.state, _turn(request.state) + 1)))
+
     def wrap_model_call(self, request: ModelRequest[Any], handler: _ModelHandler) -> ModelResponse[Any]:
-        """Patch the request (``pre_model_call``) and pick its model (``model_select``), then call the model."""
+        """Patch the request (``pre_model_call``), pick its model (``model_select``), observe its stream, call it."""
         if not any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
             self._offer(request)
-            return handler(request)
+            return handler(self._streamed(request, _Deltas))
         ctx = self._pre_model(request)
         patch = self.registry.transform(HookPoint.PRE_MODEL_CALL, ctx)
         select = self._select(ctx, request, patch)
         pick = self.registry.transform(HookPoint.MODEL_SELECT, select)
-        return handler(self._patched(request, patch, select, pick))
+        return handler(self._streamed(self._patched(request, patch, select, pick), _Deltas))
 
     async def awrap_model_call(self, request: ModelRequest[Any], handler: _AsyncModelHandler) -> ModelResponse[Any]:
         """Async twin of `wrap_model_call`."""
         if not any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
             self._offer(request)
-            return await handler(request)
+            return await handler(self._streamed(request, _AsyncDeltas))
         ctx = self._pre_model(request)
         patch = await self.registry.atransform(HookPoint.PRE_MODEL_CALL, ctx)
         select = self._select(ctx, request, patch)
         pick = await self.registry.atransform(HookPoint.MODEL_SELECT, select)
-        return await handler(self._patched(request, patch, select, pick))
+        return await handler(self._streamed(self._patched(request, patch, select, pick), _AsyncDeltas))
 
     # --- after_model: model_turn_finished, post_turn, stop -----------------------
 

@@ -6,16 +6,19 @@ import asyncio
 import importlib
 import runpy
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.chat_models import generate_from_stream
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import StructuredTool
 from pydantic import Field
@@ -38,6 +41,7 @@ from hookreg import (
     PreModelCallContext,
     PreToolCallDecideContext,
     PreTurnContext,
+    ReasoningDeltaContext,
     RequestPatch,
     StopContext,
     StopRun,
@@ -526,3 +530,114 @@ def test_invalid_args_are_answered_without_running_the_tool(action: InvalidToolC
     assert tool.calls == []
     [error] = errors
     assert "text: Field required" in error
+
+
+class StreamingChatModel(BaseChatModel):
+    """A chat model that streams scripted chunks (one list per answer), reporting each as a new token."""
+
+    answers: list[list[AIMessageChunk]]
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-stream"
+
+    def bind_tools(self, tools: Sequence[object], **kwargs: Any) -> StreamingChatModel:
+        """Return the model itself: its answers are scripted."""
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        for message in self.answers.pop(0):
+            chunk = ChatGenerationChunk(message=message)
+            if run_manager is not None:
+                run_manager.on_llm_new_token(message.text, chunk=chunk)
+            yield chunk
+
+
+def streamed_answers() -> list[list[AIMessageChunk]]:
+    """An echo call streamed in two pieces, then reasoning and a two-piece answer."""
+    return [
+        [
+            AIMessageChunk(
+                content="", tool_call_chunks=[tool_call_chunk(name=TOOL_NAME, args='{"text":', id="c1", index=0)]
+            ),
+            AIMessageChunk(
+                content="", tool_call_chunks=[tool_call_chunk(args=' "hi"}', index=0)], chunk_position="last"
+            ),
+        ],
+        [
+            AIMessageChunk(content=[{"type": "reasoning", "reasoning": "think"}]),
+            AIMessageChunk(content=[{"type": "text", "text": "do"}]),
+            AIMessageChunk(content=[{"type": "text", "text": "ne"}], chunk_position="last"),
+        ],
+    ]
+
+
+EXPECTED_DELTAS = [
+    ("tool", '{"text":', f"c1 {TOOL_NAME}"),
+    ("tool", ' "hi"}', f"c1 {TOOL_NAME}"),
+    ("turn", "", ""),
+    ("reasoning", "think", "think"),
+    ("text", "do", "do"),
+    ("text", "ne", "done"),
+    ("turn", "", ""),
+]
+
+
+def delta_registry(seen: list[tuple[str, str, str]], *, asynchronous: bool) -> HookRegistry:
+    """A registry recording every delta (and each finished turn) in `seen`."""
+    registry = HookRegistry()
+    registry.text_delta(lambda ctx: seen.append(("text", ctx.delta, ctx.aggregated)))
+    registry.tool_call_delta(lambda ctx: seen.append(("tool", ctx.delta, f"{ctx.call_id} {ctx.tool_name}")))
+    registry.post_turn(lambda ctx: seen.append(("turn", "", "")))
+    if asynchronous:
+
+        @registry.reasoning_delta
+        async def reasoning(ctx: ReasoningDeltaContext) -> None:
+            seen.append(("reasoning", ctx.delta, ctx.aggregated))
+
+    else:
+        registry.reasoning_delta(lambda ctx: seen.append(("reasoning", ctx.delta, ctx.aggregated)))
+    return registry
+
+
+def test_delta_points_fire_while_the_agent_streams() -> None:
+    """stream(stream_mode="messages") makes the model stream; each chunk's text, reasoning or args is a delta."""
+    seen: list[tuple[str, str, str]] = []
+    tool = RecordingTool()
+    model = StreamingChatModel(answers=streamed_answers())
+    agent = create_agent(
+        model, tools=[pydantic_echo(tool)], middleware=[HookregMiddleware(delta_registry(seen, asynchronous=False))]
+    )
+    list(agent.stream({"messages": [HumanMessage(content="echo hi")]}, stream_mode="messages"))
+    assert seen == EXPECTED_DELTAS
+    assert tool.calls == [{"text": "hi"}]
+
+
+def test_async_delta_hooks_fire_under_astream() -> None:
+    """Under astream() the delta points dispatch with the a-methods, so async delta hooks run."""
+    seen: list[tuple[str, str, str]] = []
+    model = StreamingChatModel(answers=streamed_answers())
+    registry = delta_registry(seen, asynchronous=True)
+    agent = create_agent(model, tools=[pydantic_echo(RecordingTool())], middleware=[HookregMiddleware(registry)])
+
+    async def consume() -> None:
+        async for _ in agent.astream({"messages": [HumanMessage(content="echo hi")]}, stream_mode="messages"):
+            pass
+
+    asyncio.run(consume())
+    assert seen == EXPECTED_DELTAS
