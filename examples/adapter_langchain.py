@@ -1,4 +1,4 @@
-"""LangChain adapter: one hookreg registry gates and rewrites the tool calls of a LangChain v1 agent, offline."""
+"""LangChain adapter: one hookreg registry gates, repairs and rewrites a LangChain v1 agent's tool calls, offline."""
 
 from collections.abc import Sequence
 
@@ -7,7 +7,14 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
-from hookreg import HookRegistry, HookResult, PermissionDeniedContext, PreToolCallDecideContext
+from hookreg import (
+    HookRegistry,
+    HookResult,
+    InvalidToolCallAction,
+    InvalidToolCallContext,
+    PermissionDeniedContext,
+    PreToolCallDecideContext,
+)
 from hookreg import TransformToolResultContext as ResultContext
 from hookreg.adapters.langchain import HookregMiddleware
 
@@ -31,6 +38,13 @@ def report(ctx: PermissionDeniedContext) -> None:
     print(f"denied: {ctx.reason}")
 
 
+@registry.invalid_tool_call
+def sh_is_bash(ctx: InvalidToolCallContext) -> InvalidToolCallAction:
+    if ctx.tool_name == "sh":
+        return InvalidToolCallAction.repair("bash")
+    return InvalidToolCallAction.retry(f"There is no tool {ctx.tool_name!r}; use one of {list(ctx.available_tools)}.")
+
+
 @tool
 def bash(command: str) -> str:
     """Run a shell command (this one only pretends)."""
@@ -44,12 +58,12 @@ class ScriptedModel(GenericFakeChatModel):
         return self
 
 
-def call_bash(command: str) -> AIMessage:
-    return AIMessage(content="", tool_calls=[{"name": "bash", "args": {"command": command}, "id": "call-1"}])
+def call(tool_name: str, command: str) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": tool_name, "args": {"command": command}, "id": "call-1"}])
 
 
-for command in ("ls -la", "rm -rf /"):
-    model = ScriptedModel(messages=iter([call_bash(command), AIMessage(content="done")]))
+for tool_name, command in (("bash", "ls -la"), ("bash", "rm -rf /"), ("sh", "pwd")):
+    model = ScriptedModel(messages=iter([call(tool_name, command), AIMessage(content="done")]))
     agent = create_agent(model, tools=[bash], middleware=[HookregMiddleware(registry)])
     state = agent.invoke({"messages": [HumanMessage(content=f"run {command}")]})
     seen = next(m.text for m in state["messages"] if isinstance(m, ToolMessage))

@@ -1,4 +1,4 @@
-"""Strands adapter: one hookreg registry gates and rewrites the tool calls of a Strands agent, offline."""
+"""Strands adapter: one hookreg registry patches model calls and gates and rewrites tool calls, offline."""
 
 import json
 from collections.abc import AsyncIterator
@@ -9,7 +9,15 @@ from strands.models import Model
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 
-from hookreg import HookRegistry, HookResult, PermissionDeniedContext, PreToolCallDecideContext
+from hookreg import (
+    HookRegistry,
+    HookResult,
+    PermissionDeniedContext,
+    PreModelCallContext,
+    PreToolCallDecideContext,
+    RequestPatch,
+    TextDeltaContext,
+)
 from hookreg import TransformToolResultContext as ResultContext
 from hookreg.adapters.strands import HookregProvider
 
@@ -31,6 +39,16 @@ def with_exit_code(ctx: ResultContext) -> str:
 @registry.permission_denied
 def report(ctx: PermissionDeniedContext) -> None:
     print(f"denied: {ctx.reason}")
+
+
+@registry.pre_model_call
+def house_rules(ctx: PreModelCallContext) -> RequestPatch:
+    return RequestPatch(extra_context=("Prefer read-only commands.",))
+
+
+@registry.text_delta
+def show(ctx: TextDeltaContext) -> None:
+    print(f"streamed: {ctx.aggregated}")
 
 
 @tool
@@ -60,6 +78,7 @@ class ScriptedModel(Model):
 
     async def stream(self, messages: Messages, *args: Any, **kwargs: Any) -> AsyncIterator[StreamEvent]:
         results = [block["toolResult"] for block in messages[-1]["content"] if "toolResult" in block]
+        print(f"system prompt: {kwargs['system_prompt_content']}")
         yield {"messageStart": {"role": "assistant"}}
         if results:
             print(f"tool output seen by the model: {results[0]['content'][0].get('text')}")

@@ -340,11 +340,12 @@ def test_missing_langchain_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    """examples/adapter_langchain.py runs offline and shows the denial and the rewritten result."""
+    """examples/adapter_langchain.py runs offline and shows the denial, the rewritten result and the repair."""
     runpy.run_path(str(ROOT / "examples" / "adapter_langchain.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "denied: rm -rf is not allowed" in out
     assert "tool output seen by the model: ls -la (exit 0)" in out
+    assert "tool output seen by the model: pwd (exit 0)" in out
 
 
 # --- model request points and invalid tool calls -----------------------------------

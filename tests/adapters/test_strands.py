@@ -305,11 +305,13 @@ def test_missing_strands_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    """examples/adapter_strands.py runs offline and shows the denial and the rewritten result."""
+    """examples/adapter_strands.py runs offline: the patched system prompt, the denial, the rewrite, the stream."""
     runpy.run_path(str(ROOT / "examples" / "adapter_strands.py"), run_name="__main__")
     out = capsys.readouterr().out
+    assert "system prompt: [{'text': 'Prefer read-only commands.'}]" in out
     assert "denied: rm -rf is not allowed" in out
     assert "tool output seen by the model: ls -la (exit 0)" in out
+    assert "streamed: done" in out
 
 
 # --- model request points, deltas, turn judgement, invalid tool calls --------------
