@@ -11,7 +11,8 @@ Mapping (hookreg point → pydantic-ai capability hook):
   merged `RequestPatch` applies to that request only: ``preamble`` and
   ``extra_context`` become extra instruction parts, ``temperature``,
   ``max_tokens`` and ``tool_choice`` model settings, ``additional_params`` the
-  ``extra_body`` setting, ``active_tools`` filters the function tools offered.
+  ``extra_body`` setting, ``active_tools`` filters the function tools offered
+  (a call to another function tool fails without running).
   A ``model_select`` pick replaces the model: a name in ``models`` maps to
   that model, any other goes through `pydantic_ai.models.infer_model`.
 - ``model_turn_finished``, ``post_turn``, ``stop``, unknown-tool
@@ -161,6 +162,7 @@ class HookregCapability(AbstractCapability[Any]):
         self._stops = 0
         self._aggregated: dict[int, str] = {}
         self._calls: dict[int, tuple[str, str]] = {}
+        self._offered: frozenset[str] | None = None
 
     async def for_run(self, ctx: PaiRunContext[Any]) -> HookregCapability:
         """Return a copy holding a fresh `hookreg.RunContext` for this agent run."""
@@ -230,6 +232,7 @@ class HookregCapability(AbstractCapability[Any]):
             pre = PreModelCallContext(prompt=self._prompt, history=history, turn=ctx.run_step, patch=patch, run=run)
             patch = await registry.atransform(HookPoint.PRE_MODEL_CALL, pre)
             request_context = _apply(patch, request_context)
+            self._offered = patch.active_tools
         if registry.has_hooks(HookPoint.MODEL_SELECT):
             default = request_context.model.model_name
             select = ModelSelectContext(default_model=default, selected_model=default, patch=patch, run=run)
@@ -380,6 +383,11 @@ class HookregCapability(AbstractCapability[Any]):
         handler: WrapToolExecuteHandler,
     ) -> Any:
         """Rewrite, gate, run and observe one tool call (see the class docstring)."""
+        if self._offered is not None and tool_def.name not in self._offered and tool_def.kind == "function":
+            msg = (
+                f"tool {call.tool_name!r} was not offered for this turn; the tools offered are: {sorted(self._offered)}"
+            )
+            raise ToolFailed(msg)
         tool = _ToolCall(self.registry, self._turn(ctx), call.tool_name, call.tool_call_id)
         effective, denial = await tool.gate(args)
         if denial is not None:

@@ -576,3 +576,14 @@ def test_delta_points_fire_for_a_streamed_answer() -> None:
     assert thoughts == [("let me ", "let me "), ("think", "let me think")]
     assert tool_deltas == [("c1", TOOL_NAME, '{"text": '), ("c1", TOOL_NAME, '"hi"}')]
     assert texts == [("do", "do"), ("ne", "done")]
+
+
+def test_a_tool_left_out_by_active_tools_never_runs() -> None:
+    """A call to a function tool that active_tools left out fails without running, naming the tools offered."""
+    registry = HookRegistry()
+    registry.pre_model_call(lambda ctx: RequestPatch(active_tools=frozenset()))
+    tool = RecordingTool()
+    seen: list[str] = []
+    asyncio.run(make_agent(registry, tool, scripted_model({"text": "hi"}, seen)).run("go"))
+    assert tool.calls == []
+    assert "tool 'echo' was not offered for this turn" in seen[0]
