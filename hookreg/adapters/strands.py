@@ -30,7 +30,8 @@ Where each hook point runs:
   ``repeat()`` discards the answer and calls the model again
   (``AfterModelCallEvent.retry``); ``retry_with_feedback`` also keeps the
   answer in the conversation and adds the feedback as a user message before
-  the new call. A non-continue action for an answer that calls tools raises
+  the new call, which stays in the same turn (``pre_turn`` does not fire
+  for it). A non-continue action for an answer that calls tools raises
   `hookreg.HookValueError` (its tool calls would be dropped unrun).
   ``post_turn`` fires for the answer that is kept.
 - ``invalid_tool_call``: ``BeforeToolCallEvent`` for a tool the agent does
@@ -131,6 +132,7 @@ class _Run:
     run: RunContext
     continuations: int = 0
     denied: str | None = None
+    retrying: bool = False
 
 
 def _text(content: object) -> str:
@@ -277,8 +279,14 @@ class HookregProvider:
             state.denied = event.cancel = _denial(result)
 
     async def before_model_call(self, event: BeforeModelCallEvent) -> None:
-        """Gate the next turn with ``pre_turn``; an allowed turn becomes the run's current one."""
+        """Gate the next turn with ``pre_turn``; an allowed turn becomes the run's current one.
+
+        A call retried by ``model_turn_finished`` stays in its turn: ``pre_turn`` does not fire for it.
+        """
         state = self._state(event.invocation_state)
+        if state.retrying:
+            state.retrying = False
+            return
         run = dataclasses.replace(state.run, turn=state.run.turn + 1)
         prompt = _last_user_text(event.agent.messages)
         result = await self.registry.adecide(HookPoint.PRE_TURN, PreTurnContext(prompt=prompt, turn=run.turn, run=run))
@@ -289,7 +297,8 @@ class HookregProvider:
 
     def _default_model(self, model: Model) -> str:
         named = next((name for name, known in self.models.items() if known is model), None)
-        model_id = model.get_config().get("model_id") if isinstance(model.get_config(), Mapping) else None
+        config = model.get_config()
+        model_id = config.get("model_id") if isinstance(config, Mapping) else None
         return named or (model_id if isinstance(model_id, str) else type(model).__name__)
 
     async def _patched(self, context: InvokeModelContext, run: RunContext) -> InvokeModelContext:
@@ -397,7 +406,7 @@ class HookregProvider:
                 if action.kind == "feedback":
                     feedback: Message = {"role": "user", "content": [{"text": action.feedback or ""}]}
                     event.agent.messages.extend([{"role": "assistant", "content": message["content"]}, feedback])
-                event.retry = True
+                event.retry = state.retrying = True
                 return
         post = PostTurnContext(turn=state.run.turn, response_text=text, run=state.run)
         await self.registry.anotify(HookPoint.POST_TURN, post)

@@ -423,12 +423,18 @@ def test_model_turn_finished_repeat_and_feedback() -> None:
     actions = iter([TurnAction.repeat(), TurnAction.retry_with_feedback("be brief")])
     registry, kept = HookRegistry(), list[str]()
     registry.model_turn_finished(lambda ctx: next(actions, TurnAction.continue_run()))
-    registry.post_turn(lambda ctx: kept.append(ctx.response_text))
+    registry.post_turn(lambda ctx: kept.append(f"{ctx.turn}: {ctx.response_text}"))
+
+    @registry.pre_turn
+    def turn(ctx: PreTurnContext) -> HookResult:
+        kept.append(f"pre_turn {ctx.turn}")
+        return HookResult.allow()
+
     model = ScriptedModel(["dropped", "kept", "final"])
     agent = agent_for(registry, model, RecordingTool())
     assert str(agent("hi")).strip() == "final"
     assert model.requests[-1]["messages"] == [("user", "hi"), ("assistant", "kept"), ("user", "be brief")]
-    assert kept == ["final"]
+    assert kept == ["pre_turn 1", "1: final"]  # the retries stay in turn 1
 
 
 def test_model_turn_finished_retry_of_a_tool_call_is_refused() -> None:
