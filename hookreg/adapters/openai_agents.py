@@ -15,10 +15,12 @@ Mapping (hookreg point → SDK mechanism):
   name in ``models`` maps to that model, any other goes to the run's model
   provider). ``active_tools`` cannot apply: the SDK fixes the tools of a turn
   before the filter runs.
+- ``text_delta``, ``reasoning_delta``, ``tool_call_delta`` → the raw response
+  events of a streamed run, when the caller iterates
+  `HookregRunHooks.stream_events` instead of ``result.stream_events()``.
 - Not reachable: ``model_turn_finished`` and ``stop`` (``on_llm_end`` and
-  ``on_agent_end`` only observe; nothing can re-ask the model), the delta
-  points (stream events go to the caller's ``stream_events()`` loop, not to
-  hooks), ``invalid_tool_call`` (the SDK answers unknown tools itself).
+  ``on_agent_end`` only observe; nothing can re-ask the model),
+  ``invalid_tool_call`` (the SDK answers unknown tools itself).
 
 Example:
     >>> hooks = hookreg_run_hooks(registry)  # doctest: +SKIP
@@ -32,7 +34,7 @@ import copy
 import dataclasses
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from hookreg._context import (
@@ -44,8 +46,11 @@ from hookreg._context import (
     PostTurnContext,
     PreModelCallContext,
     PreTurnContext,
+    ReasoningDeltaContext,
     RunContext,
     RunOutcome,
+    TextDeltaContext,
+    ToolCallDeltaContext,
     UserPromptSubmitContext,
 )
 from hookreg._errors import HookTypeError, StopRun
@@ -63,14 +68,25 @@ try:
         Model,
         ModelResponse,
         ModelSettings,
+        RawResponsesStreamEvent,
         RunConfig,
         RunContextWrapper,
         RunHooks,
+        RunResultStreaming,
+        StreamEvent,
         Tool,
     )
     from agents.run_config import CallModelData, ModelInputData
     from agents.tool import maybe_invoke_function_tool_failure_error_function, set_function_tool_failure_error_function
     from agents.tool_context import ToolContext
+    from openai.types.responses import (
+        ResponseFunctionCallArgumentsDeltaEvent,
+        ResponseFunctionToolCall,
+        ResponseOutputItemAddedEvent,
+        ResponseReasoningSummaryTextDeltaEvent,
+        ResponseReasoningTextDeltaEvent,
+        ResponseTextDeltaEvent,
+    )
 except ImportError as _error:  # pragma: no cover - exercised by a test that hides the framework
     raise _missing_framework("openai_agents", "openai-agents", _error) from _error
 
@@ -266,6 +282,40 @@ class HookregRunHooks(RunHooks[Any]):
                 if name != default:
                     self._config.model = self.models.get(name) or name
         return model_input
+
+    async def stream_events(self, result: RunResultStreaming) -> AsyncIterator[StreamEvent]:
+        """Yield `result`'s stream events unchanged, firing the delta points for the model's raw deltas.
+
+        Args:
+            result: What ``Runner.run_streamed(..., hooks=self)`` returned.
+
+        Yields:
+            Every event of ``result.stream_events()``, in order.
+        """
+        texts: dict[str, str] = {}
+        calls: dict[str, tuple[str, str]] = {}
+        async for event in result.stream_events():
+            if isinstance(event, RawResponsesStreamEvent):
+                await self._delta(event.data, texts, calls)
+            yield event
+
+    async def _delta(self, data: object, texts: dict[str, str], calls: dict[str, tuple[str, str]]) -> None:
+        """Fire the delta point for one raw response event; `texts` and `calls` carry state across events."""
+        run = dataclasses.replace(self.run, is_streaming=True)
+        if isinstance(data, ResponseOutputItemAddedEvent) and isinstance(data.item, ResponseFunctionToolCall):
+            calls[data.item.id or data.item.call_id] = (data.item.call_id, data.item.name)
+        elif isinstance(data, ResponseFunctionCallArgumentsDeltaEvent):
+            call_id, name = calls.get(data.item_id, (data.item_id, ""))
+            ctx = ToolCallDeltaContext(call_id=call_id, tool_name=name or None, delta=data.delta, run=run)
+            await self.registry.anotify(HookPoint.TOOL_CALL_DELTA, ctx)
+        elif isinstance(data, ResponseTextDeltaEvent):
+            aggregated = texts[data.item_id] = texts.get(data.item_id, "") + data.delta
+            text = TextDeltaContext(delta=data.delta, aggregated=aggregated, run=run)
+            await self.registry.anotify(HookPoint.TEXT_DELTA, text)
+        elif isinstance(data, (ResponseReasoningTextDeltaEvent, ResponseReasoningSummaryTextDeltaEvent)):
+            aggregated = texts[data.item_id] = texts.get(data.item_id, "") + data.delta
+            thought = ReasoningDeltaContext(delta=data.delta, aggregated=aggregated, run=run)
+            await self.registry.anotify(HookPoint.REASONING_DELTA, thought)
 
     async def on_agent_start(self, context: AgentHookContext[Any], agent: Agent[Any]) -> None:
         """Fire ``on_session_start`` once, for the run's first agent."""

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from agents import Agent, FunctionTool, RunConfig, Runner, WebSearchTool, function_tool, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
+from openai.types.responses import ResponseReasoningItem
+from openai.types.responses.response_reasoning_item import Summary
 
 from hookreg import (
     HookRegistry,
@@ -27,6 +29,7 @@ from hookreg import (
     PreTurnContext,
     RequestPatch,
     StopRun,
+    ToolCallDeltaContext,
     TransformToolResultContext,
 )
 from hookreg.adapters.openai_agents import HookregRunHooks, guard_tool, guard_tools, hookreg_run_hooks
@@ -326,3 +329,36 @@ def test_turn_points_fire_per_model_call() -> None:
     agent = Agent(name="tester", model=model, tools=guard_tools([echo_tool(RecordingTool())], registry))
     asyncio.run(Runner.run(agent, "go", hooks=hooks, run_config=hooks.run_config()))
     assert seen == [(1, 1), (2, 3)]
+
+
+def test_delta_points_fire_through_stream_events() -> None:
+    """Iterating hooks.stream_events fires tool-call, reasoning and text deltas and yields every event."""
+    registry = HookRegistry()
+    texts: list[tuple[str, str]] = []
+    thoughts: list[tuple[str, str]] = []
+    tool_deltas: list[tuple[str, str | None, str]] = []
+    registry.text_delta(lambda ctx: texts.append((ctx.delta, ctx.aggregated)))
+    registry.reasoning_delta(lambda ctx: thoughts.append((ctx.delta, ctx.aggregated)))
+
+    @registry.tool_call_delta
+    async def on_tool_delta(ctx: ToolCallDeltaContext) -> None:
+        assert ctx.run.is_streaming
+        tool_deltas.append((ctx.call_id, ctx.tool_name, ctx.delta))
+
+    thinking = ResponseReasoningItem(id="r1", summary=[Summary(text="thinking", type="summary_text")], type="reasoning")
+    model = ScriptedModel(
+        [[function_call(TOOL_NAME, {"text": "hi"}, call_id="c1")], [thinking, assistant_message("done")]]
+    )
+    tool = RecordingTool()
+    agent = Agent(name="tester", model=model, tools=guard_tools([echo_tool(tool)], registry))
+    hooks = hookreg_run_hooks(registry)
+
+    async def consume() -> int:
+        result = Runner.run_streamed(agent, "go", hooks=hooks)
+        return len([event async for event in hooks.stream_events(result)])
+
+    assert asyncio.run(consume()) > 0
+    assert tool.calls == [{"text": "hi"}]
+    assert tool_deltas == [("c1", TOOL_NAME, '{"text":"hi"}')]
+    assert thoughts == [("thinking", "thinking")]
+    assert texts == [("done", "done")]
