@@ -27,7 +27,7 @@ from hookreg._context import (
     ToolErrorKind,
     TransformToolResultContext,
 )
-from hookreg._errors import HookTypeError
+from hookreg._errors import HookTypeError, HookValueError
 from hookreg._points import HookPoint
 from hookreg._results import Decision
 from hookreg._surface import HookRegistry
@@ -46,6 +46,16 @@ def _require_registry(registry: object, building: str) -> HookRegistry:
         )
         raise HookTypeError(msg)
     return registry
+
+
+def _refused_retry(turn: int, hook: str | None, tool_names: list[str]) -> HookValueError:
+    """The error for a retry asked of an answer that carries tool calls (as `hookreg.harness` refuses it)."""
+    msg = (
+        f"Cannot retry turn {turn} as hook {hook!r} asked: the answer carries tool calls {tool_names}, "
+        "which would be dropped unrun. Return TurnAction.continue_run() for such turns, "
+        "and gate the calls in pre_tool_call_decide instead."
+    )
+    return HookValueError(msg, point=HookPoint.MODEL_TURN_FINISHED)
 
 
 def _missing_framework(module: str, extra: str, error: ImportError) -> ImportError:

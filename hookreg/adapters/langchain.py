@@ -26,9 +26,10 @@ Where each hook point runs:
   or a model made with ``streaming=True``); a call answered whole fires none.
 - ``model_turn_finished``, ``post_turn``, ``stop``: ``after_model``.
   ``repeat()`` drops the answer and asks again; ``retry_with_feedback`` keeps
-  it and adds the feedback as a user message. ``stop`` runs when the answer
-  calls no tool; a deny adds its reason as a user message and calls the model
-  again.
+  it and adds the feedback as a user message. Either, for an answer that
+  calls tools, raises `hookreg.HookValueError` (its tool calls would be
+  dropped unrun). ``stop`` runs when the answer calls no tool; a deny adds its
+  reason as a user message and calls the model again.
 - ``invalid_tool_call``: ``wrap_tool_call``, for a call to a tool the agent
   does not have, or whose args fail the tool's pydantic schema (the check
   LangChain itself makes). ``retry`` and ``skip`` answer with an error
@@ -102,7 +103,7 @@ from hookreg import (
     TurnAction,
     UserPromptSubmitContext,
 )
-from hookreg.adapters import _missing_framework, _require_registry
+from hookreg.adapters import _missing_framework, _refused_retry, _require_registry
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse, hook_config
@@ -505,8 +506,10 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         )
         return answer, ctx
 
-    def _steer(self, answer: AIMessage | None, action: TurnAction) -> _Update:
+    def _steer(self, answer: AIMessage | None, turn: int, action: TurnAction) -> _Update:
         """The state update for a non-continue `action`, or ``None`` to go on."""
+        if action.kind != "continue" and answer is not None and answer.tool_calls:
+            raise _refused_retry(turn, action.decided_by, [c["name"] for c in answer.tool_calls])
         if action.kind == "repeat" and answer is not None and answer.id is not None:
             return {"messages": [RemoveMessage(id=answer.id)], "jump_to": "model"}
         if action.kind == "feedback":
@@ -528,7 +531,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Judge the answer (``model_turn_finished``), observe it (``post_turn``), and gate stopping (``stop``)."""
         answer, ctx = self._finished(state)
-        steer = self._steer(answer, self.registry.decide(HookPoint.MODEL_TURN_FINISHED, ctx))
+        steer = self._steer(answer, ctx.turn, self.registry.decide(HookPoint.MODEL_TURN_FINISHED, ctx))
         if steer is not None:
             return steer
         self.registry.notify(HookPoint.POST_TURN, PostTurnContext(turn=ctx.turn, response_text=ctx.text, run=ctx.run))
@@ -541,7 +544,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Async twin of `after_model`."""
         answer, ctx = self._finished(state)
-        steer = self._steer(answer, await self.registry.adecide(HookPoint.MODEL_TURN_FINISHED, ctx))
+        steer = self._steer(answer, ctx.turn, await self.registry.adecide(HookPoint.MODEL_TURN_FINISHED, ctx))
         if steer is not None:
             return steer
         post = PostTurnContext(turn=ctx.turn, response_text=ctx.text, run=ctx.run)

@@ -95,7 +95,7 @@ from hookreg._log import log
 from hookreg._points import HookPoint
 from hookreg._results import HookResult, InvalidToolCallAction, RequestPatch
 from hookreg._surface import HookRegistry
-from hookreg.adapters import _missing_framework, _require_registry, _ToolCall
+from hookreg.adapters import _missing_framework, _refused_retry, _require_registry, _ToolCall
 
 try:
     from strands.hooks import (
@@ -397,12 +397,7 @@ class HookregProvider:
             action = await self.registry.adecide(HookPoint.MODEL_TURN_FINISHED, finished)
             if action.kind != "continue":
                 if calls:
-                    msg = (
-                        f"Cannot retry turn {state.run.turn} as hook {action.decided_by!r} asked: the answer carries "
-                        f"tool calls {[c.tool_name for c in calls]}, which would be dropped unrun. Return "
-                        "TurnAction.continue_run() for such turns, and gate the calls in pre_tool_call_decide instead."
-                    )
-                    raise HookValueError(msg, point=HookPoint.MODEL_TURN_FINISHED)
+                    raise _refused_retry(state.run.turn, action.decided_by, [c.tool_name for c in calls])
                 if action.kind == "feedback":
                     feedback: Message = {"role": "user", "content": [{"text": action.feedback or ""}]}
                     event.agent.messages.extend([{"role": "assistant", "content": message["content"]}, feedback])

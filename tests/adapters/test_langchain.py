@@ -25,6 +25,7 @@ from pydantic import Field
 
 from hookreg import (
     AsyncHookError,
+    HookPoint,
     HookRegistry,
     HookResult,
     HookTypeError,
@@ -310,6 +311,15 @@ def test_model_turn_finished_repeat_and_feedback() -> None:
     answers = [AIMessage(content="dropped"), AIMessage(content="kept"), AIMessage(content="final")]
     messages = run_agent(registry, RecordingTool(), answers, asynchronous=True)
     assert [m.text for m in messages] == ["echo something", "kept", "be brief", "final"]
+
+
+def test_retrying_an_answer_that_calls_tools_is_refused_before_any_tool_runs() -> None:
+    """A repeat asked of an answer with tool calls raises HookValueError and the tool never runs."""
+    registry, tool = HookRegistry(), RecordingTool()
+    registry.register(HookPoint.MODEL_TURN_FINISHED, lambda ctx: TurnAction.repeat(), name="again")
+    with pytest.raises(HookValueError, match=r"Cannot retry turn 1 as hook 'again' asked: .*\['echo'\]"):
+        run_agent(registry, tool, [tool_call({"text": "hi"}), AIMessage(content="done")])
+    assert tool.calls == []
 
 
 def test_stop_run_from_a_gate_leaves_invoke() -> None:
