@@ -63,11 +63,11 @@ from hookreg._context import (
     ToolCallRequest,
     UserPromptSubmitContext,
 )
-from hookreg._errors import HookValueError, StopRun
+from hookreg._errors import StopRun
 from hookreg._points import HookPoint
 from hookreg._results import Decision, HookResult, RequestPatch
 from hookreg._surface import HookRegistry
-from hookreg.adapters import _missing_framework, _require_registry, _ToolCall
+from hookreg.adapters import _missing_framework, _refused_retry, _require_registry, _ToolCall
 
 try:
     from pydantic_ai import RunContext as PaiRunContext
@@ -267,12 +267,7 @@ class HookregCapability(AbstractCapability[Any]):
             action = await registry.adecide(HookPoint.MODEL_TURN_FINISHED, finished)
             if action.kind != "continue":
                 if calls:
-                    msg = (
-                        f"Cannot retry turn {ctx.run_step} as hook {action.decided_by!r} asked: the answer carries "
-                        f"tool calls {[c.tool_name for c in calls]}, which would be dropped unrun. Return "
-                        "TurnAction.continue_run() for such turns, and gate the calls in pre_tool_call_decide instead."
-                    )
-                    raise HookValueError(msg, point=HookPoint.MODEL_TURN_FINISHED)
+                    raise _refused_retry(ctx.run_step, action.decided_by, [c.tool_name for c in calls])
                 if action.kind == "repeat":
                     raise RetryModelRequest
                 raise ModelRetry(action.feedback or "")
