@@ -503,10 +503,12 @@ WHY = """
 - **has_hooks** is a method call and a dict read; a harness's own attribute
   check is a single attribute read, 4-5x cheaper, and both are a few
   nanoseconds next to building a context.
-- **Registration** costs 10-25 us, most of it `inspect.signature` (the
-  one-positional-argument check) and recompiling the point's plan. The plan is
-  rebuilt on each registration, so the 1,000 registrations at one point cost
-  about 0.3 s in all (the 1,000th costs more than the first).
+- **Registration** costs about 12 us: validating the options, the
+  one-positional-argument check (read off the code object for a plain
+  function, `inspect.signature` for other callables) and recompiling the
+  point's plan. The plan is rebuilt on each registration, so the 1,000
+  registrations at one point cost about 0.3 s in all (the 1,000th costs more
+  than the first).
 - **Import.** `import hookreg` no longer imports asyncio (15 ms; it is
   imported on the one path that needs it, an async hook's timeout), nor
   structlog. What remains beyond pluggy's imports (typing, inspect, enum) is,
