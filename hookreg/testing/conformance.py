@@ -9,8 +9,9 @@ from a registry through the adapter — then checks it against every scenario::
         scenario.check(my_driver)
 
 Each scenario builds a fresh `HookRegistry` and a recording tool, calls the
-driver once and raises `AssertionError` naming the scenario when the
-framework did not honour the hooks.
+driver (once, or twice for the ask scenario: unanswered, then approved) and
+raises `AssertionError` naming the scenario when the framework did not honour
+the hooks.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from typing import Protocol
 from hookreg import (
     HookRegistry,
     HookResult,
+    OnInteractionContext,
     OnToolErrorContext,
     PermissionDeniedContext,
     PostToolCallContext,
     PostToolCallFailureContext,
     PreToolCallDecideContext,
+    TransformToolResultContext,
 )
 
 __all__ = [
@@ -285,12 +288,50 @@ def _raising_gate_denies(driver: Driver) -> None:
     _expect("exploding-gate" in seen, f"the model saw {seen!r}, not the denial naming the failed gate")
 
 
+def _ask_goes_to_on_interaction(driver: Driver) -> None:
+    setup = _Setup()
+    questions: list[str] = []
+    setup.registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
+    seen = _run(setup, driver, {"text": "hello"})
+    _expect(setup.tool.calls == [], f"the tool ran with {setup.tool.calls} although nobody answered the ask")
+    _expect("no interaction hook" in seen, f"the model saw {seen!r}, not the denial of an unanswered ask")
+
+    @setup.registry.on_interaction
+    def approve(ctx: OnInteractionContext) -> HookResult:
+        questions.append(ctx.question)
+        return HookResult.allow()
+
+    seen = _run(setup, driver, {"text": "hello"})
+    _expect(questions == ["may echo run?"], f"on_interaction was asked {questions}, expected the gate's question")
+    _expect(setup.tool.calls == [{"text": "hello"}], f"the approved tool ran with {setup.tool.calls}")
+    _expect("hello" in seen, f"the model saw {seen!r}, not the approved call's result")
+
+
+def _result_rewrite_reaches_model(driver: Driver) -> None:
+    setup = _Setup()
+
+    @setup.registry.transform_tool_result(tools=TOOL_NAME)
+    def shout(ctx: TransformToolResultContext) -> str:
+        return ctx.presentation.upper()
+
+    setup.registry.post_tool_call(setup.record("post"))
+    seen = _run(setup, driver, {"text": "hello"})
+    _expect("HELLO" in seen, f"the model saw {seen!r}, not the rewritten result 'HELLO'")
+    posts = setup.seen("post")
+    _expect(
+        len(posts) == 1 and isinstance(posts[0], PostToolCallContext) and posts[0].result == "HELLO",
+        f"post_tool_call saw {posts}, expected the rewritten result once",
+    )
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("deny_reaches_model", _deny_reaches_model),
     Scenario("input_transforms_chain", _input_transforms_chain),
     Scenario("error_text_from_on_tool_error", _error_text_from_hook),
     Scenario("observers_fire_once", _observers_fire_once),
     Scenario("raising_gate_denies", _raising_gate_denies),
+    Scenario("ask_goes_to_on_interaction", _ask_goes_to_on_interaction),
+    Scenario("result_rewrite_reaches_model", _result_rewrite_reaches_model),
 )
 """Every scenario an adapter must pass, in a fixed order."""
 

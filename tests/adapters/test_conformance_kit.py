@@ -11,12 +11,14 @@ import pytest
 from hookreg import (
     HookPoint,
     HookRegistry,
+    OnInteractionContext,
     OnToolErrorContext,
     PermissionDeniedContext,
     PostToolCallContext,
     PostToolCallFailureContext,
     PreToolCallDecideContext,
     ToolErrorKind,
+    TransformToolResultContext,
 )
 from hookreg.testing.conformance import (
     SCENARIOS,
@@ -50,6 +52,9 @@ def loop_driver(
                     tool_name=TOOL_NAME, args=args, call_id="call-1", reason=result.reason, decided_by=result.decided_by
                 )
                 registry.notify(HookPoint.PERMISSION_DENIED, denied)
+        if result.decision == "ask":
+            question = OnInteractionContext(question=result.reason, options=["allow", "deny"], tool_name=TOOL_NAME)
+            result = registry.decide(HookPoint.ON_INTERACTION, question)
         if gate and not result.allowed:
             return AgentRun(tool_output_seen_by_model=result.reason)
         started = time.perf_counter()
@@ -77,30 +82,38 @@ def loop_driver(
                     ),
                 )
             return AgentRun(tool_output_seen_by_model=message)
+        shown = registry.transform(
+            HookPoint.TRANSFORM_TOOL_RESULT,
+            TransformToolResultContext(
+                tool_name=TOOL_NAME, args=effective, call_id="call-1", raw_result=raw, presentation=raw
+            ),
+        )
         post = PostToolCallContext(
             tool_name=TOOL_NAME,
             args=effective,
             call_id="call-1",
-            result=raw,
+            result=shown,
             raw_result=raw,
             duration_ms=(time.perf_counter() - started) * 1000,
             metadata={},
         )
         for _ in range(2 if observe_twice else 1):
             registry.notify(HookPoint.POST_TOOL_CALL, post)
-        return AgentRun(tool_output_seen_by_model=raw)
+        return AgentRun(tool_output_seen_by_model=shown)
 
     return drive
 
 
-def test_scenarios_are_the_five_duties_in_order() -> None:
-    """The kit exposes the five documented scenarios in their documented order."""
+def test_scenarios_are_the_documented_duties_in_order() -> None:
+    """The kit exposes the documented scenarios in their documented order."""
     assert [s.name for s in SCENARIOS] == [
         "deny_reaches_model",
         "input_transforms_chain",
         "error_text_from_on_tool_error",
         "observers_fire_once",
         "raising_gate_denies",
+        "ask_goes_to_on_interaction",
+        "result_rewrite_reaches_model",
     ]
 
 
@@ -120,10 +133,10 @@ def test_run_conformance_runs_every_scenario() -> None:
 @pytest.mark.parametrize(
     ("driver", "failing"),
     [
-        (loop_driver(gate=False), {"deny_reaches_model", "raising_gate_denies"}),
+        (loop_driver(gate=False), {"deny_reaches_model", "raising_gate_denies", "ask_goes_to_on_interaction"}),
         (loop_driver(chain=False), {"input_transforms_chain"}),
         (loop_driver(error_hook=False), {"error_text_from_on_tool_error"}),
-        (loop_driver(observe_twice=True), {"observers_fire_once"}),
+        (loop_driver(observe_twice=True), {"observers_fire_once", "result_rewrite_reaches_model"}),
     ],
     ids=["ignores-gate", "unchained-transforms", "ignores-error-hook", "double-observer"],
 )

@@ -196,18 +196,6 @@ def test_example_runs() -> None:
     ]
 
 
-def test_ask_is_answered_by_on_interaction() -> None:
-    """A gate's ask runs on_interaction: no interaction hook denies the call, an allow runs the tool."""
-    registry = HookRegistry()
-    tool = RecordingTool()
-    registry.pre_tool_call_decide(lambda ctx: HookResult.ask("echo this?"))
-    assert drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "no interaction hook"
-    assert tool.calls == []
-    registry.on_interaction(lambda ctx: HookResult.allow())
-    assert drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "hi"
-    assert tool.calls == [{"text": "hi"}]
-
-
 def answering(text: str = "ok") -> ScriptedModel:
     """A scripted model that answers `text` once."""
     return ScriptedModel([[assistant_message(text)]])

@@ -150,25 +150,6 @@ def test_result_rewrite_reaches_model_and_observers() -> None:
     assert raws == ["my secret"]
 
 
-def test_ask_is_answered_by_on_interaction() -> None:
-    """A gate's ask runs on_interaction: an allow runs the tool, no interaction hook denies it."""
-    registry = HookRegistry()
-    tool = RecordingTool()
-    registry.pre_tool_call_decide(lambda ctx: HookResult.ask("echo this?"))
-    run = drive(registry, tool, {"text": "hi"})
-    assert tool.calls == []
-    assert "no interaction hook" in run.tool_output_seen_by_model
-    questions: list[str] = []
-
-    @registry.on_interaction
-    def approve(ctx: OnInteractionContext) -> HookResult:
-        questions.append(ctx.question)
-        return HookResult.allow()
-
-    assert drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "hi"
-    assert questions == ["echo this?"]
-
-
 def test_unhooked_tool_error_propagates() -> None:
     """Without on_tool_error hooks a tool exception fails the run, as pydantic-ai would without hookreg."""
     with pytest.raises(RuntimeError, match="echo failed"):

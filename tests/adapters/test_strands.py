@@ -29,7 +29,6 @@ from hookreg import (
     InvalidToolCallAction,
     InvalidToolCallContext,
     ModelSelectContext,
-    OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
     PostToolCallContext,
@@ -176,23 +175,6 @@ def test_tool_error_without_on_tool_error_keeps_strands_text() -> None:
     registry.post_tool_call_failure(failures.append)
     assert drive(registry, RecordingTool(), {"text": "fail"}).tool_output_seen_by_model == "Error: echo failed"
     assert len(failures) == 1
-
-
-def test_ask_is_answered_by_on_interaction() -> None:
-    """A gate's ask goes to on_interaction: no interaction hook denies the call, an allow runs it."""
-    registry, tool, questions = HookRegistry(), RecordingTool(), list[str]()
-    registry.pre_tool_call_decide(lambda ctx: HookResult.ask("run echo?"))
-    assert drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "no interaction hook"
-    assert tool.calls == []
-
-    @registry.on_interaction
-    def approve(ctx: OnInteractionContext) -> HookResult:
-        questions.append(ctx.question)
-        return HookResult.allow()
-
-    assert drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "hi"
-    assert tool.calls == [{"text": "hi"}]
-    assert questions == ["run echo?"]
 
 
 def test_session_and_turn_points_fire_in_order() -> None:
