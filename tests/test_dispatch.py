@@ -541,3 +541,34 @@ def test_async_transform_hands_a_sync_failure_to_its_policy() -> None:
     with capture_logs() as logs:
         assert asyncio.run(registry.atransform(INPUT, ctx)) == {"after": True}
     assert [e["hook"] for e in logs] == ["b"]
+
+
+def test_dispatch_with_no_hooks_allocates_nothing() -> None:
+    """With no hooks, decide, transform, notify and has_hooks allocate no memory at all, not even briefly."""
+    import itertools
+    import tracemalloc
+
+    registry = HookRegistry()
+    ctx = call()
+    turn = PostTurnContext(turn=1, response_text="")
+    post_turn: Final = HookPoint.POST_TURN
+
+    def dispatch(times: itertools.repeat[None]) -> None:
+        for _ in times:
+            registry.decide(GATE, ctx)
+            registry.transform(INPUT, ctx)
+            registry.notify(post_turn, turn)
+            registry.has_hooks(post_turn)
+
+    dispatch(itertools.repeat(None, 10))  # warm up: specialized bytecode, cached lookups
+    times = itertools.repeat(None, 1000)
+    tracemalloc.start()
+    try:
+        dispatch(itertools.repeat(None, 0))  # what calling `dispatch` itself allocates is not dispatch
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        dispatch(times)
+        after, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (after, peak) == (before, before)
