@@ -10,21 +10,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, final
 
 from hookreg import HookTypeError, HookValueError
+from hookreg._registry import _is_async
 
 if TYPE_CHECKING:
     from hookreg.harness._loop import Harness
 
 __all__ = ["Tool"]
-
-
-def _is_async(fn: object) -> bool:
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    if inspect.iscoroutinefunction(fn):
-        return True
-    if inspect.isfunction(fn) or inspect.ismethod(fn) or isinstance(fn, type):
-        return False
-    return inspect.iscoroutinefunction(type(fn).__call__)
 
 
 def _hints(fn: object) -> dict[str, object]:
