@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import runpy
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -321,14 +319,6 @@ def test_middleware_refuses_a_non_registry() -> None:
     """Building the middleware from something else than a HookRegistry names the mistake."""
     with pytest.raises(TypeError, match="Cannot build HookregMiddleware from 'hooks': it is not a HookRegistry"):
         HookregMiddleware("hooks")  # type: ignore[arg-type]  # the mistake under test
-
-
-def test_missing_langchain_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without LangChain installed, importing the adapter raises an ImportError naming the extra."""
-    monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)
-    monkeypatch.delitem(sys.modules, "hookreg.adapters.langchain")
-    with pytest.raises(ImportError, match=r"pip install 'hookreg\[langchain\]'"):
-        importlib.import_module("hookreg.adapters.langchain")
 
 
 def test_example_runs(capsys: pytest.CaptureFixture[str]) -> None:

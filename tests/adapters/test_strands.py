@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import runpy
-import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -276,14 +274,6 @@ def test_provider_refuses_a_non_registry() -> None:
     """Building the provider from something else than a HookRegistry names the mistake."""
     with pytest.raises(TypeError, match="Cannot build HookregProvider from 'hooks': it is not a HookRegistry"):
         HookregProvider("hooks")  # type: ignore[arg-type]  # the mistake under test
-
-
-def test_missing_strands_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without Strands installed, importing the adapter raises an ImportError naming the extra."""
-    monkeypatch.setitem(sys.modules, "strands.hooks", None)
-    monkeypatch.delitem(sys.modules, "hookreg.adapters.strands")
-    with pytest.raises(ImportError, match=r"pip install 'hookreg\[strands\]'"):
-        importlib.import_module("hookreg.adapters.strands")
 
 
 def test_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
