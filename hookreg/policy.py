@@ -12,28 +12,37 @@ Example:
     ...     default="deny",
     ... )
 
-Which rule applies to a tool call: a rule naming an exact tool is
-*specific*, a glob (``*``, ``?``, ``[``) is a *wildcard*. A specific deny
+A rule's pattern is a tool pattern, as for ``tools=``: an exact name, an
+``fnmatch`` glob (``[[]`` matches a literal ``[``), or ``name(key=glob)``, which
+also requires the string argument ``key`` to match ``glob`` —
+``deny("bash(command=rm *)")``. A malformed pattern is refused when the rule is
+built.
+
+Which rule applies to a tool call: a rule whose name part is an exact tool
+name is *specific* (with or without an argument test), a glob (``*``, ``?``,
+``[``) is a *wildcard*. A specific deny
 beats a specific ask, which beats a specific allow, which beats a wildcard
 deny, then a wildcard ask, then a wildcard allow. Among rules of one level the
 first one written wins. A rule with ``when=`` applies only when its predicate
 returns true; a predicate that raises denies the call (fail closed) and logs
 ``policy_rule_failed`` (fields ``rule``, ``exc_type``). A call no rule matches
-gets the policy's default.
+gets the policy's default. ``precedence="decision"`` drops the specific/wildcard
+levels: any deny beats any ask beats any allow (Claude Code's order, which
+`from_claude_permissions` uses).
 
 An allow from a policy is a pass like any other: later gates still run and may deny.
 """
 
 from __future__ import annotations
 
-import fnmatch
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias, final
 
 from hookreg._context import PreToolCallDecideContext
 from hookreg._errors import HookTypeError, HookValueError
 from hookreg._log import log
+from hookreg._patterns import ToolPattern, parse_tool_pattern
 from hookreg._results import Decision, HookResult
 
 __all__ = ["Policy", "Rule", "ToolPredicate", "allow", "ask", "deny"]
@@ -42,7 +51,6 @@ ToolPredicate: TypeAlias = Callable[[PreToolCallDecideContext], bool]
 """A rule's ``when=``: takes the tool call's context, returns whether the rule applies."""
 
 _RANK: Final = {Decision.DENY: 0, Decision.ASK: 1, Decision.ALLOW: 2}
-_GLOB_CHARS: Final = "*?["
 
 
 @final
@@ -52,7 +60,8 @@ class Rule:
 
     Attributes:
         decision: What the rule decides for the tools it matches.
-        pattern: An exact tool name, or an ``fnmatch`` glob (case-sensitive).
+        pattern: A tool pattern: an exact tool name, an ``fnmatch`` glob
+            (case-sensitive), or ``name(key=glob)`` to test a string argument too.
         when: Applies the rule only when this returns true; ``None`` always applies.
         reason: What the model is told on a deny or an ask (a default names the
             tool); on an allow, the message.
@@ -62,6 +71,7 @@ class Rule:
     pattern: str
     when: ToolPredicate | None = None
     reason: str = ""
+    _parsed: ToolPattern = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         what = f"build {self.decision.value}({self.pattern!r})" if isinstance(self.decision, Decision) else "build"
@@ -74,6 +84,8 @@ class Rule:
         if not self.pattern:
             msg = f"Cannot {what}: the tool pattern is empty. Name a tool such as 'bash' or a glob such as 'read_*'."
             raise HookValueError(msg)
+        parsed = parse_tool_pattern(self.pattern, lambda why: HookValueError(f"Cannot {what}: {why}"))
+        object.__setattr__(self, "_parsed", parsed)
         if self.when is not None and not callable(self.when):
             msg = (
                 f"Cannot {what}: when= must be a callable taking the PreToolCallDecideContext and "
@@ -86,12 +98,12 @@ class Rule:
 
     @property
     def is_specific(self) -> bool:
-        """Whether the pattern names one exact tool (not a glob)."""
-        return not any(c in self.pattern for c in _GLOB_CHARS)
+        """Whether the pattern's name part names one exact tool (not a glob)."""
+        return self._parsed.is_exact
 
-    def matches(self, tool_name: str) -> bool:
-        """Whether the pattern matches `tool_name` (``when=`` aside)."""
-        return tool_name == self.pattern if self.is_specific else fnmatch.fnmatchcase(tool_name, self.pattern)
+    def matches(self, tool_name: str, args: Mapping[str, object] | None = None) -> bool:
+        """Whether the pattern matches a call of `tool_name` with `args` (``when=`` aside)."""
+        return self._parsed.matches(tool_name, args)
 
     def result(self, tool_name: str) -> HookResult:
         """The HookResult this rule gives a call of `tool_name`."""
@@ -139,25 +151,36 @@ def ask(pattern: str, /, *, when: ToolPredicate | None = None, reason: str = "")
     return Rule(Decision.ASK, pattern, when, reason)
 
 
+Default: TypeAlias = Literal["allow", "ask", "deny"]
+"""What a call no rule matches gets."""
+Precedence: TypeAlias = Literal["specificity", "decision"]
+"""How rules outrank each other: specific rules first, or by decision alone."""
+
+
 @final
 class Policy:
     """Tool rules compiled into one gate: a ``pre_tool_call_decide`` hook.
 
-    ``registry.use_policy(*rules)`` registers one; build it directly to register
-    it yourself (for instance with ``tools=`` or an async registry).
+    ``registry.use_policy(*rules)`` registers one, and ``registry.use_policy(policy)``
+    registers a built one; or register it yourself (for instance with ``tools=``
+    or on an async registry).
 
     Args:
         *rules: The rules, in the order that breaks ties within a level.
-        default: What a call no rule matches gets: ``"allow"`` (a pass) or ``"deny"``.
+        default: What a call no rule matches gets: ``"allow"`` (a pass),
+            ``"ask"`` or ``"deny"``.
+        precedence: ``"specificity"`` (specific rules outrank wildcards, then
+            deny > ask > allow) or ``"decision"`` (deny > ask > allow, whatever
+            the patterns).
 
     Raises:
         HookTypeError: A rule is not a Rule.
-        HookValueError: `default` is neither ``"allow"`` nor ``"deny"``.
+        HookValueError: `default` or `precedence` is not one of its values.
     """
 
-    __slots__ = ("_exact", "_wildcards", "default", "rules")
+    __slots__ = ("_exact", "_wildcards", "default", "precedence", "rules")
 
-    def __init__(self, *rules: Rule, default: Literal["allow", "deny"] = "allow") -> None:
+    def __init__(self, *rules: Rule, default: Default = "allow", precedence: Precedence = "specificity") -> None:
         for rule in rules:
             if not isinstance(rule, Rule):
                 msg = (
@@ -165,23 +188,30 @@ class Policy:
                     "Build rules with hookreg.policy.allow(), deny() or ask()."
                 )
                 raise HookTypeError(msg)
-        if default not in ("allow", "deny"):
-            msg = f"Cannot build a tool policy with default={default!r}: it must be 'allow' or 'deny'."
+        if default not in ("allow", "ask", "deny"):
+            msg = f"Cannot build a tool policy with default={default!r}: it must be 'allow', 'ask' or 'deny'."
+            raise HookValueError(msg)
+        if precedence not in ("specificity", "decision"):
+            msg = f"Cannot build a tool policy with precedence={precedence!r}: it must be 'specificity' or 'decision'."
             raise HookValueError(msg)
         self.rules: tuple[Rule, ...] = rules
-        self.default: Literal["allow", "deny"] = default
+        self.default: Default = default
+        self.precedence: Precedence = precedence
         ordered = sorted(rules, key=lambda rule: _RANK[rule.decision])  # stable: the first written wins a tie
+        by_specificity = precedence == "specificity"
         self._exact: dict[str, tuple[Rule, ...]] = {}
         for rule in ordered:
-            if rule.is_specific:
-                self._exact[rule.pattern] = (*self._exact.get(rule.pattern, ()), rule)
-        self._wildcards = tuple(rule for rule in ordered if not rule.is_specific)
+            if by_specificity and rule.is_specific:
+                name = rule._parsed.name
+                self._exact[name] = (*self._exact.get(name, ()), rule)
+        self._wildcards = tuple(rule for rule in ordered if not (by_specificity and rule.is_specific))
 
     def __call__(self, ctx: PreToolCallDecideContext, /) -> HookResult:
         """Decide the tool call in `ctx`."""
         tool = ctx.tool_name
+        args = ctx.args
         for rule in (*self._exact.get(tool, ()), *self._wildcards):
-            if not rule.matches(tool):
+            if not rule.matches(tool, args):
                 continue
             if rule.when is not None:
                 try:
@@ -194,8 +224,11 @@ class Policy:
             return rule.result(tool)
         if self.default == "deny":
             return HookResult.deny(f"the tool {tool!r} is not allowed by the policy")
+        if self.default == "ask":
+            return HookResult.ask(f"the tool {tool!r} needs approval: no policy rule allows it")
         return HookResult.allow()
 
     def __repr__(self) -> str:
         rules = "".join(f"{rule!r}, " for rule in self.rules)
-        return f"Policy({rules}default={self.default!r})"
+        extra = "" if self.precedence == "specificity" else f", precedence={self.precedence!r}"
+        return f"Policy({rules}default={self.default!r}{extra})"

@@ -163,7 +163,9 @@ def test_reprs_read_like_the_rules_written() -> None:
         (lambda: ask("x", when="yes"), HookTypeError, r"Cannot build ask\('x'\): when= must be a callable"),  # type: ignore[arg-type]
         (lambda: deny("x", reason=1), HookTypeError, r"reason= must be a str, not int"),  # type: ignore[arg-type]
         (lambda: Rule("deny", "x"), HookTypeError, r"decision='deny' is not a Decision"),  # type: ignore[arg-type]
-        (lambda: Policy(deny("x"), default="ask"), HookValueError, r"default='ask': it must be 'allow' or 'deny'"),  # type: ignore[arg-type]
+        (lambda: Policy(deny("x"), default="no"), HookValueError, r"default='no': it must be 'allow', 'ask' or 'deny'"),  # type: ignore[arg-type]
+        (lambda: Policy(precedence="first"), HookValueError, r"precedence='first': it must be 'specificity' or"),  # type: ignore[arg-type]
+        (lambda: deny("bash(command)"), HookValueError, r"Cannot build deny\('bash\(command\)'\): the tool pattern"),
         (lambda: Policy("bash"), HookTypeError, r"Cannot build a tool policy from 'bash': it is not a rule"),  # type: ignore[arg-type]
         (lambda: HookRegistry().use_policy(default="maybe"), HookValueError, r"default='maybe'"),  # type: ignore[arg-type]
     ],
