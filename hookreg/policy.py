@@ -270,7 +270,7 @@ CLAUDE_ARGUMENTS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
 # Claude Code applies an Edit rule to every built-in tool that edits files.
 _COVERS: Final = {"Edit": ("Edit", "MultiEdit", "Write", "NotebookEdit")}
 _PATH_TOOLS: Final = frozenset({"Read", "Edit", "Write"})
-_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]+")
+_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]+|mcp__[A-Za-z0-9_-]+__\*")
 _RULE: Final = re.compile(r"(?P<tool>[^()]*)(?:\((?P<content>.*)\))?", re.DOTALL)
 # Shell control operators that join commands; ';;' and '|&' before ';' and '|'.
 _OPERATORS: Final = ("&&", "||", ";;", "|&", ";", "|", "&", "\n")
@@ -302,7 +302,7 @@ def _split_command(command: str) -> tuple[list[str], bool]:
         elif char in "'\"":
             quote = char
         else:
-            redirect = char == "&" and (command[i - 1 : i] in "<>" or command[i + 1 : i + 2] == ">")
+            redirect = char == "&" and ((i > 0 and command[i - 1] in "<>") or command[i + 1 : i + 2] == ">")
             operator = None if redirect else next((op for op in _OPERATORS if command.startswith(op, i)), None)
             if operator is not None:
                 parts.append("".join(current))

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import pytest
 
 from hookreg import HookPoint, HookRegistry, HookResult, HookValueError, PreToolCallDecideContext
+from hookreg._patterns import parse_tool_pattern
 from hookreg.policy import Policy, allow, deny
 from hookreg.testing import make_context
 
@@ -37,6 +38,9 @@ MATCHES: list[tuple[str, str, Mapping[str, object], bool]] = [
     ("bash(command=*[)]*)", "bash", {"command": "a)b"}, True),  # a lone ) inside a set
     ("bash(command=a=b*)", "bash", {"command": "a=bc"}, True),  # the first = splits key from glob
     ("bash(command=[[]x])", "bash", {"command": "[x]"}, True),
+    ("bash(command=[!(]*)", "bash", {"command": "x("}, True),  # a negated set holding a parenthesis
+    ("bash(command=[])]*)", "bash", {"command": ")"}, True),  # ] first in a set is literal
+    ("bash(command=a[b(c))", "bash", {"command": "a[b(c)"}, True),  # an unclosed [ is literal
 ]
 
 MALFORMED: list[tuple[str, str]] = [
@@ -181,3 +185,9 @@ def test_an_argument_policy_rule_is_specific_and_acts_like_a_predicate() -> None
     assert deny("bash(command=rm *)").is_specific
     assert not deny("b*(command=rm *)").is_specific
     assert not deny("bash(command=rm *)").matches("bash")  # no args: the key is missing
+
+
+def test_the_parser_refuses_an_empty_pattern_itself() -> None:
+    """parse_tool_pattern refuses "" even though tools= and rules check emptiness first, with the grammar."""
+    with pytest.raises(HookValueError, match=r"the tool pattern '' is malformed: it is empty\. A tool pattern is"):
+        parse_tool_pattern("", HookValueError)
