@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from hookreg import Decision, HookPoint, HookRegistry, HookResult, HookTypeError, HookValueError
+from hookreg import (
+    Decision,
+    HookPoint,
+    HookRegistry,
+    HookResult,
+    HookTypeError,
+    HookValueError,
+    PreToolCallDecideContext,
+)
 from hookreg.policy import CLAUDE_ARGUMENTS, Policy, from_claude_permissions
 from hookreg.testing import make_context
 
@@ -295,9 +303,11 @@ def test_end_to_end_through_use_policy_and_resolve_tool_call() -> None:
     assert registration.name == "policy"
     denied: list[str] = []
     registry.register(HookPoint.PERMISSION_DENIED, lambda ctx: denied.append(ctx.reason))
-    registry.register(
-        HookPoint.TRANSFORM_TOOL_INPUT, lambda ctx: {"command": ctx.args["command"].replace("-f", "--force")}
-    )
+
+    def spell_out(ctx: PreToolCallDecideContext) -> Mapping[str, object]:
+        return {"command": str(ctx.args["command"]).replace("-f", "--force")}
+
+    registry.register(HookPoint.TRANSFORM_TOOL_INPUT, spell_out)
 
     def resolve(command: str) -> HookResult:
         ctx = make_context(HookPoint.PRE_TOOL_CALL_DECIDE, tool_name="shell", args={"command": command})
