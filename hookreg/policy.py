@@ -516,7 +516,11 @@ class _Reader:
         else:
             targets = _COVERS.get(tool, (tool,))
         hosts = dict.fromkeys(self.names.get(target, target) for target in targets)
-        reason = "" if decision is Decision.ALLOW else f"the Claude Code permission rule {text!r} ({where})"
+        reason = {
+            Decision.ALLOW: "",
+            Decision.ASK: f"the Claude Code permission rule {text!r} asks for approval",
+            Decision.DENY: f"denied by the Claude Code permission rule {text!r}",
+        }[decision]
         if check is not None and check.shell and decision is Decision.ALLOW:
             self.shell_allows.setdefault(tool, []).append(check)
         return [Rule(decision, host, check, reason) for host in hosts]

@@ -33,7 +33,9 @@ def decide(policy: Policy, tool: str, args: Mapping[str, object]) -> HookResult:
 
 
 def reason_of(rule: str, kind: str) -> str:
-    return f"the Claude Code permission rule {rule!r} (permissions.{kind})"
+    if kind == "deny":
+        return f"denied by the Claude Code permission rule {rule!r}"
+    return f"the Claude Code permission rule {rule!r} asks for approval"
 
 
 # (permissions, tool, args, expected decision, the deciding deny/ask rule — or None for an allow or the default)
