@@ -124,18 +124,19 @@ def tool_matcher(patterns: tuple[ToolPattern, ...]) -> Callable[[Any], bool]:
     globs = tuple(p.name for p in patterns if p.key is None and not p.is_exact)
     with_args = tuple(p for p in patterns if p.key is not None)
 
-    def by_name(tool_name: str | None) -> bool:
+    def by_name(ctx: Any) -> bool:
+        tool_name = ctx.tool_name
         return tool_name is not None and (
             tool_name in exact or any(fnmatch.fnmatchcase(tool_name, glob) for glob in globs)
         )
 
     if not with_args:
-        return lambda ctx: by_name(ctx.tool_name)
+        return by_name  # the common case: one call, as cheap as before argument patterns existed
 
     def matches(ctx: Any) -> bool:
-        tool_name = ctx.tool_name
-        if by_name(tool_name):
+        if by_name(ctx):
             return True
+        tool_name = ctx.tool_name
         return tool_name is not None and any(p.matches(tool_name, ctx.args) for p in with_args)
 
     return matches
