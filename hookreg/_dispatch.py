@@ -185,7 +185,7 @@ def _failure_decides(spec: _Spec, reg: Registration, exc: BaseException, status:
 
 
 def _filtered_out(reg: Registration, ctx: Any) -> bool:
-    return reg._matcher is not None and not reg._matcher(ctx.tool_name)
+    return reg._matcher is not None and not reg._matcher(ctx)
 
 
 # --- step generators: the rules of each style --------------------------------
@@ -231,7 +231,7 @@ def _transform_steps(spec: _Spec, hooks: Sequence[Registration], ctx: Any, first
     for reg in hooks:
         if first is not None:
             outcome, first = first, None
-        elif _filtered_out(reg, ctx):
+        elif _filtered_out(reg, current):  # an argument pattern tests the args this hook would see
             continue
         else:
             outcome = yield reg, current

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import functools
 import inspect
 import itertools
@@ -26,6 +25,7 @@ from hookreg._errors import (
     StopRun,
 )
 from hookreg._log import debug_enabled, log
+from hookreg._patterns import parse_tool_pattern, tool_matcher
 from hookreg._points import HookPoint, HookStyle
 from hookreg._results import Decision, HookResult, ToolCallResolution
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from hookreg._surface import HookRegistry
     from hookreg._trace import Trace
-    from hookreg.policy import Rule
+    from hookreg.policy import Policy, Rule
 
 __all__ = ["Inclusion", "Registration", "RegistryCore", "as_point"]
 
@@ -110,7 +110,7 @@ class Registration:
     on_error: str
     timeout: float | None
     is_async: bool
-    _matcher: Callable[[str | None], bool] | None
+    _matcher: Callable[[Any], bool] | None
     _order: int
     _registry: RegistryCore | None
 
@@ -253,18 +253,6 @@ def _takes_one_argument(fn: Callable[..., object]) -> bool:
     return True
 
 
-def _matcher(patterns: tuple[str, ...]) -> Callable[[str | None], bool]:
-    exact = frozenset(p for p in patterns if not any(c in p for c in "*?["))
-    globs = tuple(p for p in patterns if p not in exact)
-
-    def matches(tool_name: str | None) -> bool:
-        if tool_name is None:
-            return False
-        return tool_name in exact or any(fnmatch.fnmatchcase(tool_name, p) for p in globs)
-
-    return matches
-
-
 def _same_plain_function(a: object, b: object) -> bool:
     """Whether `a` and `b` are the same module-level code: the re-run notebook cell case."""
     if not (isinstance(a, types.FunctionType) and isinstance(b, types.FunctionType)):
@@ -377,7 +365,7 @@ class RegistryCore:
             raise type_error(f"on_error= must be one of {policies}, not {type(on_error).__name__}.")
         if on_error is not None and on_error not in policies:
             raise value_error(f"on_error={on_error!r} does not apply to {point.style} hooks. Use one of {policies}.")
-        patterns = None
+        patterns = matcher = None
         if tools is not None:
             if not point.is_tool_scoped:
                 raise value_error(
@@ -391,6 +379,14 @@ class RegistryCore:
                 raise type_error(f"tools= must hold only str tool names or globs, not {type(wrong).__name__}.")
             if not patterns or not all(patterns):
                 raise value_error("tools= must be non-empty tool names or globs. Omit tools= to match every tool.")
+            parsed = tuple(parse_tool_pattern(p, value_error) for p in patterns)
+            with_args = next((p for p in parsed if p.key is not None), None)
+            if with_args is not None and not any(f.name == "args" for f in dataclasses.fields(point.context)):
+                raise value_error(
+                    f"tools={with_args.text!r} tests an argument, but {point.context.__name__} carries no args, "
+                    f"so the hook would never run. Use the bare tool name {with_args.name!r}."
+                )
+            matcher = tool_matcher(parsed)
         is_async = _is_async(fn)
         if timeout is not None:
             if not isinstance(timeout, int | float) or isinstance(timeout, bool):
@@ -408,7 +404,7 @@ class RegistryCore:
             on_error=on_error if on_error is not None else policies[0],
             timeout=float(timeout) if timeout is not None else None,
             is_async=is_async,
-            _matcher=_matcher(patterns) if patterns else None,
+            _matcher=matcher,
             _order=next(_ORDER),
             _registry=self,
         )
@@ -662,8 +658,8 @@ class RegistryCore:
 
     def use_policy(
         self,
-        *rules: Rule,
-        default: Literal["allow", "deny"] = "allow",
+        *rules: Rule | Policy,
+        default: Literal["allow", "ask", "deny"] | None = None,
         name: str = "policy",
         priority: int = 0,
     ) -> Registration:
@@ -671,12 +667,22 @@ class RegistryCore:
 
         A rule naming an exact tool beats a glob; at one level deny beats ask
         beats allow; among equals the first rule wins. A tool no rule matches
-        gets `default`. Using a policy under the same `name` again replaces it.
+        gets `default` (``"allow"`` when omitted). Instead of rules, pass one
+        built `Policy` (such as ``hookreg.policy.from_claude_permissions(...)``),
+        which keeps its own default. Using a policy under the same `name` again
+        replaces it.
 
         Returns:
             The gate's Registration.
         """
         from hookreg.policy import Policy  # noqa: PLC0415 -- on first use: keeps the import light
 
-        gate = Policy(*rules, default=default)
+        built = [rule for rule in rules if isinstance(rule, Policy)]
+        if built and (len(rules) > 1 or default is not None):
+            msg = (
+                f"Cannot use {built[0]!r} with other rules or default=: a built Policy carries its own. "
+                "Pass it alone, or pass the rules and default= instead."
+            )
+            raise HookTypeError(msg)
+        gate = built[0] if built else Policy(*cast("tuple[Rule, ...]", rules), default=default or "allow")
         return self._register(HookPoint.PRE_TOOL_CALL_DECIDE, gate, name=name, priority=priority, on_error="deny")

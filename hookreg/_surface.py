@@ -1305,7 +1305,8 @@ class HookRegistry(RegistryCore):
             name: Its name; registering an existing name at this point replaces
                 that hook in place. Defaults to the callable's qualified name.
             priority: Higher runs first; equal priorities run in registration order.
-            tools: Tool names or ``fnmatch`` globs (tool-scoped points only).
+            tools: Tool names or ``fnmatch`` globs, or ``name(key=glob)`` to test a string
+                argument too, as in ``"bash(command=git *)"`` (tool-scoped points only).
             on_error: The failure policy; the default depends on the point's style.
             timeout: Seconds an async hook may take.
 

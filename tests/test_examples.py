@@ -15,6 +15,10 @@ EXPECTED = {
     "deny_dangerous_tools.py": ["'rm -rf /'} -> deny (no-destruction)", "failed; the action was denied"],
     "redact_arguments.py": ["'token': '***', 'timeout': 10} rewritten: True", "same object back: True"],
     "audit_log.py": ["event='tool_called'", "exc_type='ConnectionError'", "calls counted: 1"],
+    "claude_permissions.py": [
+        "'git status'} -> allow",
+        "-> deny (denied by the Claude Code permission rule 'Bash(rm *)')",
+    ],
 }
 
 

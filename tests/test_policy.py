@@ -163,7 +163,9 @@ def test_reprs_read_like_the_rules_written() -> None:
         (lambda: ask("x", when="yes"), HookTypeError, r"Cannot build ask\('x'\): when= must be a callable"),  # type: ignore[arg-type]
         (lambda: deny("x", reason=1), HookTypeError, r"reason= must be a str, not int"),  # type: ignore[arg-type]
         (lambda: Rule("deny", "x"), HookTypeError, r"decision='deny' is not a Decision"),  # type: ignore[arg-type]
-        (lambda: Policy(deny("x"), default="ask"), HookValueError, r"default='ask': it must be 'allow' or 'deny'"),  # type: ignore[arg-type]
+        (lambda: Policy(deny("x"), default="no"), HookValueError, r"default='no': it must be 'allow', 'ask' or 'deny'"),  # type: ignore[arg-type]
+        (lambda: Policy(precedence="first"), HookValueError, r"precedence='first': it must be 'specificity' or"),  # type: ignore[arg-type]
+        (lambda: deny("bash(command)"), HookValueError, r"Cannot build deny\('bash\(command\)'\): the tool pattern"),
         (lambda: Policy("bash"), HookTypeError, r"Cannot build a tool policy from 'bash': it is not a rule"),  # type: ignore[arg-type]
         (lambda: HookRegistry().use_policy(default="maybe"), HookValueError, r"default='maybe'"),  # type: ignore[arg-type]
     ],
@@ -184,3 +186,20 @@ def test_the_policy_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "bash: deny (rm is not allowed; delete files one by one)" in out
     assert "write_file: ask" in out
     assert "deploy: deny" in out
+
+
+def test_decision_precedence_ignores_specificity() -> None:
+    """precedence="decision": any deny beats any ask beats any allow, whatever names a tool exactly."""
+    policy = Policy(allow("bash"), ask("b*"), deny("*_admin"), precedence="decision")
+    ask_result = policy(make_context(HookPoint.PRE_TOOL_CALL_DECIDE, tool_name="bash"))
+    assert ask_result == ask("b*").result("bash")
+    assert not policy(make_context(HookPoint.PRE_TOOL_CALL_DECIDE, tool_name="db_admin")).allowed
+    assert repr(policy).endswith("default='allow', precedence='decision')")
+    by_specificity = Policy(allow("bash"), ask("b*"))
+    assert by_specificity(make_context(HookPoint.PRE_TOOL_CALL_DECIDE, tool_name="bash")).allowed
+
+
+def test_default_ask_asks_naming_the_tool() -> None:
+    """default="ask" turns a call no rule matches into an ask that names the tool."""
+    result = Policy(allow("ls"), default="ask")(make_context(HookPoint.PRE_TOOL_CALL_DECIDE, tool_name="rm"))
+    assert (result.decision, result.reason) == (Q, "the tool 'rm' needs approval: no policy rule allows it")

@@ -14,7 +14,7 @@ from hookreg import (
     PreToolCallDecideContext,
     Registration,
 )
-from hookreg.policy import Rule, allow, ask, deny
+from hookreg.policy import Policy, Rule, allow, ask, deny, from_claude_permissions
 from hookreg.testing import (
     DispatchRecord,
     HookCall,
@@ -40,6 +40,9 @@ assert_type(registry.describe(), str)
 assert_type(allow("read_*"), Rule)
 assert_type(deny("bash", when=lambda ctx: "rm" in str(ctx.args), reason="no rm"), Rule)
 assert_type(registry.use_policy(allow("read_*"), ask("write_*"), default="deny"), Registration)
+assert_type(registry.use_policy(allow("bash(command=git *)"), default="ask"), Registration)
+assert_type(from_claude_permissions({"permissions": {}}, tool_names={"Bash": "shell"}), Policy)
+assert_type(registry.use_policy(from_claude_permissions("settings.json")), Registration)
 
 assert_type(make_context(HookPoint.PRE_TOOL_CALL_DECIDE, tool_name="bash"), PreToolCallDecideContext)
 assert_type(make_context(HookPoint.MODEL_SELECT), ModelSelectContext)
@@ -77,7 +80,8 @@ assert_type(RecordingObserver().last, object)
 # --- what mypy must reject ------------------------------------------------------
 
 registry.use_policy("bash")  # type: ignore[arg-type]
-registry.use_policy(allow("x"), default="ask")  # type: ignore[arg-type]
+registry.use_policy(allow("x"), default="maybe")  # type: ignore[arg-type]
+from_claude_permissions({}, default="never")  # type: ignore[arg-type]
 deny("bash", when=lambda ctx: ctx.missing)  # type: ignore[attr-defined]
 other = make_context(HookPoint.MODEL_SELECT)
 call_hook(HookPoint.PRE_TOOL_CALL_DECIDE, gate, ctx=other)  # type: ignore[arg-type]
