@@ -95,7 +95,7 @@ class HookCall:
     def __repr__(self) -> str:
         detail = f" ({self.detail})" if self.detail else ""
         decided = ", decided" if self.decided else ""
-        return f"<HookCall {self.hook}: {self.outcome}{detail}{decided}, {self.duration_ms:.3f} ms>"
+        return f"<HookCall {self.label}: {self.outcome}{detail}{decided}, {self.duration_ms:.3f} ms>"
 
 
 @final
@@ -155,10 +155,11 @@ class DispatchRecord:
             return "changed" if changed else "unchanged"
         return _outcome(self.point, self.result)[0]
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # hooks by their table label: `hooks` and `decided_by` keep the full names
         about = f" {self.about}" if self.about else ""
-        decided = f" by {self.decided_by}" if self.decided_by is not None else ""
-        hooks = ", ".join(self.hooks) if self.calls else "none ran"
+        decider = self.decider
+        decided = f" by {decider.label}" if decider is not None else ""
+        hooks = ", ".join(call.label for call in self.calls) if self.calls else "none ran"
         return (
             f"<DispatchRecord {self.point.value}{about}: {self.summary}{decided}; "
             f"hooks: {hooks}; {self.duration_ms:.3f} ms>"
