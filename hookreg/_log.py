@@ -7,8 +7,9 @@ to stderr: a failing gate shows in a script or a notebook by default.
 When the application has not configured structlog (always the case when it
 never imported it) an event is one plain stdlib record: the message is
 ``event key=value ...`` and the event and its fields are also attributes of
-the record (``extra``), so a JSON formatter gets them as fields. structlog is
-not imported for this. When the application has configured structlog, the
+the record (``extra``), so a JSON formatter gets them as fields (hookreg's
+field names never collide with a LogRecord attribute). structlog is not
+imported for this. When the application has configured structlog, the
 event goes through its configuration (``structlog.testing.capture_logs()``
 sees it), bound to the same "hookreg" stdlib logger.
 """
@@ -57,4 +58,5 @@ def log(level: str, event: str, **fields: Any) -> None:
         return
     number = _LEVELS[level]
     if _stdlib_logger.isEnabledFor(number):
-        _stdlib_logger.log(number, render(event, fields), extra={"event": event, **fields})
+        # stacklevel=2: the record's location is the hookreg code that logged, not this function.
+        _stdlib_logger.log(number, render(event, fields), extra={"event": event, **fields}, stacklevel=2)
