@@ -124,8 +124,9 @@ class DispatchRecord:
     @property
     def about(self) -> str:
         """What the dispatch was about, in a few words: ``"bash (call-1)"``, or ``""`` for a turn-level point."""
-        call = f"({self.call_id})" if self.call_id is not None else ""
-        return " ".join(part for part in (self.tool_name or "", call) if part)
+        tool = "" if self.tool_name is None else str(self.tool_name)
+        call = "" if self.call_id is None else f"({self.call_id})"
+        return f"{tool} {call}".strip()
 
     @property
     def decider(self) -> HookCall | None:
