@@ -172,7 +172,7 @@ def header(registry: HookRegistry) -> str:
     ]
     for point in HookPoint:
         for reg in registry.callbacks(point):
-            doc = (inspect.getdoc(reg.callback) or "").splitlines()[0]
+            doc = next(iter((inspect.getdoc(reg.callback) or "").splitlines()), "")
             line = inspect.getsourcelines(reg.callback)[1]
             lines.append(f"  line {line:<4} {point.value:<21} {short_name(reg.name):<23} {doc}")
     lines += [
