@@ -1,14 +1,17 @@
-"""``python -m hookreg demo`` runs a scripted agent end to end; ``python -m hookreg points`` prints the hook points."""
+"""``python -m hookreg``: ``demo`` runs a scripted agent steered by hooks; ``points`` prints the hook points."""
 
 from __future__ import annotations
 
+import argparse
+import inspect
 import logging
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 
-import structlog
-
+import hookreg
 from hookreg import (
     HookPoint,
     HookRegistry,
@@ -23,22 +26,43 @@ from hookreg import (
     ToolCallRequest,
     TurnAction,
 )
+from hookreg._dispatch import _SPECS  # the one table of what each point's hooks may return
+from hookreg._display import short_name
 from hookreg.harness import Harness, ScriptedModel, ScriptedTurn
 
 __all__ = ["main"]
 
-USAGE = "usage: python -m hookreg {demo|points}"
-log: structlog.stdlib.BoundLogger = structlog.get_logger("hookreg.demo")
+# How the demo's own lines and hookreg's log events look apart: the demo prints "role │ text",
+# hookreg's events come through a handler the demo puts on the "hookreg" logger for the run.
+LIBRARY_FORMAT = "  [hookreg %(levelname)s] %(message)s"
+PASSING = "a decider passes with HookResult.allow() (TurnAction.continue_run() at model_turn_finished, None at "
+PASSING += "invalid_tool_call); a transform keeps its subject with None; an observer returns None"
+
+
+def hookreg_version() -> str:
+    """The installed distribution's version, else the package's ``__version__``, else ``"unknown"``."""
+    try:
+        return version("hookreg")
+    except PackageNotFoundError:
+        return str(getattr(hookreg, "__version__", "unknown"))
 
 
 def points_table() -> str:
-    """The hook-point table: decorator, style, context class, and whether ``tools=`` applies."""
-    rows = [("point / decorator", "style", "context", "tools=")]
-    rows += [(p.value, p.style.value, p.context.__name__, "yes" if p.is_tool_scoped else "") for p in HookPoint]
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    """The hook-point table: decorator, style, context class, whether ``tools=`` applies, and what hooks return."""
+    rows = [("point / decorator", "style", "context", "tools=", "hooks return")]
+    rows += [
+        (p.value, p.style.value, p.context.__name__, "yes" if p.is_tool_scoped else "", _SPECS[p].expected)
+        for p in HookPoint
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines)
+    return "\n".join([*lines, "", f"To pass: {PASSING}."])
+
+
+def say(role: str, text: str) -> None:
+    """Print one line of the demo's own narration: who speaks, then what."""
+    print(f"{role:>9} │ {text}")
 
 
 @dataclass
@@ -77,58 +101,105 @@ SUMMARY = (
 
 
 def demo_registry() -> HookRegistry:
-    """The hooks of the demo: a gate, an input transform, an error rewrite, and a truncation policy."""
+    """The hooks of the demo: a gate, an input transform, an error rewrite, a truncation policy, and narration."""
     registry = HookRegistry()
 
     @registry.model_turn_finished(priority=10)
     def show_answer(ctx: ModelTurnFinishedContext) -> TurnAction:
-        calls = [f"{call.tool_name}({dict(call.args)})" for call in ctx.tool_calls]
-        log.info("assistant", text=ctx.text, tool_calls=calls, finish_reason=ctx.finish_reason)
+        """Narrates each answer of the model."""
+        calls = ", ".join(f"{call.tool_name}({dict(call.args)})" for call in ctx.tool_calls)
+        say("assistant", f"{ctx.text}" + (f"  -> {calls}" if calls else "") + f"  [{ctx.finish_reason}]")
         return TurnAction.continue_run()
 
     @registry.pre_tool_call_decide(tools="shell", name="no_rm_rf")
     def no_rm_rf(ctx: PreToolCallDecideContext) -> HookResult:
+        """Refuses `rm -rf`: the model must delete files one by one."""
         if "rm -rf" in str(ctx.args.get("command", "")):
             return HookResult.deny("rm -rf is not allowed; delete files one by one")
         return HookResult.allow()
 
     @registry.transform_tool_input(tools="shell", name="add_timeout")
     def add_timeout(ctx: PreToolCallDecideContext) -> Mapping[str, object] | None:
+        """Gives every shell command a 30 s timeout."""
         if "timeout" in ctx.args:
             return None
-        log.info("input_rewritten", hook="add_timeout", tool=ctx.tool_name, timeout=30.0)
+        say("hook", "add_timeout: shell gets timeout=30.0")
         return {**ctx.args, "timeout": 30.0}
 
     @registry.permission_denied
     def report_denial(ctx: PermissionDeniedContext) -> None:
-        log.warning("tool_denied", tool=ctx.tool_name, by=ctx.decided_by, reason=ctx.reason)
+        """Narrates a refused call."""
+        say("hook", f"report_denial: {ctx.tool_name} refused by {ctx.decided_by}: {ctx.reason}")
 
     @registry.on_tool_error(name="explain_missing_file")
     def explain_missing_file(ctx: OnToolErrorContext) -> str | None:
+        """Tells the model how to find the files when one is missing."""
         if not isinstance(ctx.error, FileNotFoundError):
             return None
         message = f"{ctx.args['path']} does not exist; run `ls` to see the files"
-        log.info("error_rewritten", hook="explain_missing_file", kind=ctx.kind.value, was=ctx.message, now=message)
+        say("hook", f"explain_missing_file: the model reads {message!r} instead of {ctx.message!r}")
         return message
 
     @registry.model_turn_finished(name="grow_cap_on_truncation")
     def grow_cap_on_truncation(ctx: ModelTurnFinishedContext) -> TurnAction:
+        """Repeats a truncated answer with four times the token cap."""
         if ctx.finish_reason != "length" or ctx.max_tokens is None:
             return TurnAction.continue_run()
         cap = ctx.max_tokens * 4
         ctx.run.scratchpad.insert(RequestPatch(max_tokens=cap))
-        log.info("turn_repeated", hook="grow_cap_on_truncation", max_tokens=ctx.max_tokens, new_max_tokens=cap)
+        say("hook", f"grow_cap_on_truncation: answer cut at {ctx.max_tokens} tokens; again with max_tokens={cap}")
         return TurnAction.repeat()
 
     @registry.pre_model_call
     def apply_cap(ctx: PreModelCallContext) -> RequestPatch | None:
-        return ctx.run.scratchpad.get(RequestPatch)  # the cap grown above, if any
+        """Applies the cap grown above, if any, to the next model call."""
+        return ctx.run.scratchpad.get(RequestPatch)
 
     @registry.post_tool_call
     def show_result(ctx: PostToolCallContext) -> None:
-        log.info("tool_result", tool=ctx.tool_name, args=dict(ctx.args), result=ctx.result)
+        """Narrates each tool result."""
+        say("tool", f"{ctx.tool_name}({dict(ctx.args)}) -> {ctx.result!r}")
 
     return registry
+
+
+def header(registry: HookRegistry) -> str:
+    """What the demo is, the hooks it installs and where they live, and how to read its output."""
+    lines = [
+        "hookreg demo: a scripted agent tidies a pretend project directory, steered by hooks.",
+        "The hooks are defined in demo_registry() in hookreg/__main__.py",
+        f"({inspect.getsourcefile(demo_registry)}):",
+    ]
+    for point in HookPoint:
+        for reg in registry.callbacks(point):
+            doc = next(iter((inspect.getdoc(reg.callback) or "").splitlines()), "")
+            line = inspect.getsourcelines(reg.callback)[1]
+            lines.append(f"  line {line:<4} {point.value:<21} {short_name(reg.name):<23} {doc}")
+    lines += [
+        "Lines 'role │ text' are the demo's narration; lines '[hookreg LEVEL] event key=value' are hookreg's",
+        'own log events (logger "hookreg", INFO and up for this run).',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+@contextmanager
+def library_events_on_stdout() -> Iterator[None]:
+    """Show hookreg's INFO events on stdout for the duration, through a handler on the "hookreg" logger only.
+
+    The demo configures nothing else: no root logger, no structlog.
+    """
+    logger = logging.getLogger("hookreg")
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter(LIBRARY_FORMAT))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def demo() -> None:
@@ -149,42 +220,61 @@ def demo() -> None:
             ScriptedTurn(text=SUMMARY),
         ]
     )
-    harness = Harness(model, [project.shell, project.read_file], demo_registry(), name="tidy", max_tokens=12)
+    registry = demo_registry()
+    print(header(registry))
+    harness = Harness(model, [project.shell, project.read_file], registry, name="tidy", max_tokens=12)
     goal = "Tidy up the project directory: remove the log files."
-    log.info("user", content=goal)
-    result = harness.run(goal)
-    log.info(
-        "run_finished", status=result.outcome.status, model_calls=result.outcome.turns, files=sorted(project.files)
+    say("user", goal)
+    with library_events_on_stdout(), registry.trace() as trace:
+        result = harness.run(goal)
+    say("run", f"{result.outcome.status} after {result.outcome.turns} model calls; files left: {sorted(project.files)}")
+    print()
+    print("The registry (registry.describe(); a notebook shows it as a table):")
+    print(registry.describe())
+    print()
+    hooked = trace.hooked()
+    refused = next(r for r in hooked if r.point is HookPoint.PRE_TOOL_CALL_DECIDE and r.summary == "deny")
+    print(
+        f"The refused call in the run's trace (with registry.trace() as trace: ...; of the run's {len(trace)} "
+        f"dispatches, print(trace.hooked()) shows the {len(hooked)} where a hook ran):"
     )
+    for record in hooked:
+        if record.call_id == refused.call_id:
+            print(f"  {record!r}")
 
 
-def configure_logging() -> None:
-    """Print hookreg's events and the demo's through structlog's console renderer, to stdout."""
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.dev.ConsoleRenderer(
-                colors=sys.stdout.isatty(), exception_formatter=structlog.dev.plain_traceback
-            ),
-        ],
-        logger_factory=structlog.stdlib.LoggerFactory(),
-        cache_logger_on_first_use=False,
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: ``demo`` and ``points``, with ``--help`` and ``--version``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m hookreg",
+        description="hookreg: one typed hook registry for Python AI agents.",
     )
+    parser.add_argument("--version", action="version", version=f"hookreg {hookreg_version()}")
+    commands = parser.add_subparsers(dest="command", title="commands", required=True)
+    commands.add_parser(
+        "demo",
+        help="run a scripted agent steered by hooks, and show its registry and trace",
+        description="Run a scripted agent tidying a pretend project, steered by the hooks in hookreg/__main__.py.",
+    )
+    commands.add_parser(
+        "points",
+        help="list the hook points: style, context, tools=, and what their hooks return",
+        description="List the hook points: style, context class, whether tools= applies, what hooks return.",
+    )
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command named in `argv` (default: ``sys.argv[1:]``); return the exit status."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args == ["points"]:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:  # --help, --version, or a usage error that argparse has already printed
+        return exit_.code if isinstance(exit_.code, int) else 0
+    if args.command == "points":
         print(points_table())
-        return 0
-    if args == ["demo"]:
-        configure_logging()
+    else:
         demo()
-        return 0
-    print(USAGE, file=sys.stderr)
-    return 2
+    return 0
 
 
 if __name__ == "__main__":

@@ -162,7 +162,12 @@ def _fail(spec: _Spec, reg: Registration, exc: BaseException, status: int) -> No
         log("warning", "hook_timed_out", point=point, hook=reg.name, timeout=reg.timeout)
     else:
         level = "error" if spec.style is HookStyle.DECIDE else "warning"
-        log(level, "hook_failed", point=point, hook=reg.name, exc_type=type(exc).__name__)
+        error = (  # hookreg's own description, never the exception's text (DESIGN §7)
+            f"returned {exc.returned_type.__name__}; expected {spec.expected}"
+            if isinstance(exc, HookReturnError) and exc.callback is reg.callback
+            else f"raised {type(exc).__name__}"
+        )
+        log(level, "hook_failed", point=point, hook=reg.name, exc_type=type(exc).__name__, error=error)
     if reg.on_error == "raise":
         if not isinstance(exc, HookReturnError):  # its message already names hook and point
             exc.add_note(f"hookreg: raised by hook {reg.name!r} at {point}")

@@ -3,16 +3,32 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Container, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hookreg._registry import RegistryCore
 
-__all__ = ["describe_registry", "html_table", "registry_html", "text_table"]
+__all__ = ["describe_registry", "empty_html", "html_table", "registry_html", "short_name", "text_table"]
 
 _MARK = "*"
-_HIGHLIGHT = "background-color:#fff3cd;font-weight:bold"
+# Text colour set with the background, so the row reads in dark notebook themes too (their text is light).
+_HIGHLIGHT = "background-color:#fff3cd;color:#1f2328;font-weight:bold"
+# The enclosing functions of a function defined inside another one: "make.<locals>.gate" shows as "gate".
+_LOCALS = re.compile(r"[^\s()]*<locals>\.")
+
+
+def short_name(name: str) -> str:
+    """`name` as tables show it: without the ``outer.<locals>.`` path of a function defined in a function."""
+    return _LOCALS.sub("", name)
+
+
+def empty_html(text: str) -> str:
+    """What a notebook shows for a table with nothing in it: `text`, escaped."""
+    return f"<p>{html.escape(text)}</p>"
+
+
 _REGISTRY_HEADERS = ("point", "hook", "priority", "tools", "kind", "on_error")
 
 
@@ -59,7 +75,8 @@ def _registry_rows(registry: RegistryCore) -> list[tuple[str, ...]]:
             if reg._registry is not registry and reg._registry is not None:
                 kind += f", included at {placed[reg._registry]}"
             tools = ", ".join(reg.tools) if reg.tools else "all"
-            rows.append((point.value if i == 0 else "", reg.name, str(reg.priority), tools, kind, reg.on_error))
+            name = short_name(reg.name)
+            rows.append((point.value if i == 0 else "", name, str(reg.priority), tools, kind, reg.on_error))
     return rows
 
 
@@ -72,5 +89,8 @@ def describe_registry(registry: RegistryCore) -> str:
 
 
 def registry_html(registry: RegistryCore) -> str:
-    """A notebook table of points to hooks, in dispatch order."""
-    return html_table(_REGISTRY_HEADERS, _registry_rows(registry), caption=repr(registry))
+    """A notebook table of points to hooks, in dispatch order; an empty registry says so, as the text does."""
+    rows = _registry_rows(registry)
+    if not rows:
+        return empty_html(f"{registry!r}: no hooks")
+    return html_table(_REGISTRY_HEADERS, rows, caption=repr(registry))

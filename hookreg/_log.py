@@ -1,14 +1,31 @@
-"""The one logger: structlog over stdlib ``logging.getLogger("hookreg")``, imported lazily."""
+"""The one logger: stdlib ``logging.getLogger("hookreg")``, through structlog only when the application configured it.
+
+hookreg adds no handler (not even a ``NullHandler``) and configures nothing, so
+with no logging set up Python's last-resort handler prints WARNING and above
+to stderr: a failing gate shows in a script or a notebook by default.
+
+When the application has not configured structlog (always the case when it
+never imported it) an event is one plain stdlib record: the message is
+``event key=value ...`` and the event and its fields are also attributes of
+the record (``extra``), so a JSON formatter gets them as fields (hookreg's
+field names never collide with a LogRecord attribute). structlog is not
+imported for this. When the application has configured structlog, the
+event goes through its configuration (``structlog.testing.capture_logs()``
+sees it), bound to the same "hookreg" stdlib logger.
+"""
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+import sys
+from typing import Any, Final
 
-__all__ = ["debug_enabled", "log"]
+__all__ = ["debug_enabled", "log", "render"]
 
-_stdlib_logger = logging.getLogger("hookreg")
-_stdlib_logger.addHandler(logging.NullHandler())
+_stdlib_logger: Final = logging.getLogger("hookreg")
+_LEVELS: Final = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+# A value is written bare unless it is empty or holds a space, a quote, a backslash or an "=": then it is quoted.
+_ESCAPES: Final = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
 def debug_enabled() -> bool:
@@ -16,13 +33,30 @@ def debug_enabled() -> bool:
     return _stdlib_logger.isEnabledFor(logging.DEBUG)
 
 
+def _value(value: object) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    if text and not any(ch.isspace() or ch in '"\\=' for ch in text):
+        return text
+    return f'"{text.translate(_ESCAPES)}"'
+
+
+def render(event: str, fields: dict[str, Any]) -> str:
+    """The plain message of an event: ``event key=value ...``, a value quoted when it holds a space or a quote."""
+    return " ".join([event, *(f"{key}={_value(value)}" for key, value in fields.items())])
+
+
 def log(level: str, event: str, **fields: Any) -> None:
-    """Emit `event` at `level` through the application's current structlog configuration.
+    """Emit `event` at `level` ("debug", "info", "warning" or "error") on the "hookreg" logger.
 
-    structlog is imported here, on the first event, so ``import hookreg`` stays
-    light; a fresh proxy per event means no logger is ever cached, so
-    configuration changes (and ``structlog.testing.capture_logs``) apply at once.
+    structlog is used only when the application imported and configured it
+    (``structlog.is_configured()``); a fresh proxy per event means no logger is
+    ever cached, so configuration changes (and ``capture_logs``) apply at once.
     """
-    import structlog  # noqa: PLC0415 -- deferred: importing structlog costs ~50 ms
-
-    getattr(structlog.wrap_logger(_stdlib_logger), level)(event, **fields)
+    structlog = sys.modules.get("structlog")
+    if structlog is not None and structlog.is_configured():
+        getattr(structlog.wrap_logger(_stdlib_logger), level)(event, **fields)
+        return
+    number = _LEVELS[level]
+    if _stdlib_logger.isEnabledFor(number):
+        # stacklevel=2: the record's location is the hookreg code that logged, not this function.
+        _stdlib_logger.log(number, render(event, fields), extra={"event": event, **fields}, stacklevel=2)

@@ -4,8 +4,12 @@ Tracing costs nothing while no trace is open. Opening one on a registry
 recompiles that registry (and every registry including it) so that its plans
 leave the inline loop for `TracedRunners`, which drives the same step
 generators as the normal runners, timing each call. Which dispatches a trace
-sees is scoped by a context variable: the thread and the asyncio tasks
-started inside the ``with`` block.
+sees depends on how it was opened: a ``with`` block scopes it by a context
+variable (the thread and the asyncio tasks started inside the block);
+``start()`` opens it for every dispatch on the registry until ``stop()``, so
+that it spans notebook cells whatever the kernel does with context variables.
+A closed trace records nothing more, not even a dispatch that was running
+when it closed.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, cast, final, overload
 
 from hookreg._dispatch import OK, RAISED, Runners, _acall, _Slow
-from hookreg._display import html_table, text_table
+from hookreg._display import empty_html, html_table, short_name, text_table
 from hookreg._errors import HookRegError, StopRun
 from hookreg._points import HookPoint, HookStyle
 from hookreg._registry import _LOCK, Registration
@@ -33,17 +37,20 @@ if TYPE_CHECKING:
 __all__ = ["DispatchRecord", "HookCall", "Trace", "TracedRunners"]
 
 _OPEN: Final[ContextVar[tuple[Trace, ...]]] = ContextVar("hookreg_open_traces", default=())
+# Traces opened with start(): they see every dispatch on their registries, in any context. Replaced whole, under _LOCK.
+_started: tuple[Trace, ...] = ()
 _PASSES: Final = frozenset({"allow", "continue", "pass"})
-_HEADERS: Final = ("#", "point", "hook", "outcome", "detail", "ms")
+_HEADERS: Final = ("#", "point", "about", "hook", "outcome", "detail", "ms")
+_NEW, _RUNNING, _CLOSED = "not started", "open", "closed"
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class HookCall:
     """One hook call inside a traced dispatch.
 
     Attributes:
-        hook: The hook's name.
+        hook: The hook's name, in full (``make.<locals>.gate``); tables show `label`.
         registration: The hook's registration.
         outcome: What the call did, in a word: ``"allow"``, ``"deny"``, ``"ask"``
             (deciders of HookResult); the kind of a TurnAction or an
@@ -72,6 +79,11 @@ class HookCall:
         return None if self.error is None else type(self.error).__name__
 
     @property
+    def label(self) -> str:
+        """The hook's name as tables show it: without the ``<locals>`` path of a function defined in a function."""
+        return short_name(self.hook)
+
+    @property
     def detail(self) -> str:
         """The reason, or the exception type for a call that raised."""
         if self.error is not None:
@@ -80,11 +92,16 @@ class HookCall:
             return f"returned {type(self.returned).__name__}"
         return self.reason
 
+    def __repr__(self) -> str:
+        detail = f" ({self.detail})" if self.detail else ""
+        decided = ", decided" if self.decided else ""
+        return f"<HookCall {self.label}: {self.outcome}{detail}{decided}, {self.duration_ms:.3f} ms>"
+
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class DispatchRecord:
-    """One traced dispatch: the point, every hook call in order, and the result.
+    """One traced dispatch: the point, what it was about, every hook call in order, and the result.
 
     Attributes:
         point: The point dispatched.
@@ -92,6 +109,8 @@ class DispatchRecord:
         result: What the dispatch returned (``None`` for observers, or when it raised).
         error: What the dispatch raised, or ``None``.
         duration_ms: How long the whole dispatch took.
+        tool_name: The tool the dispatch was about, when the point's context names one, else ``None``.
+        call_id: The tool call the dispatch was about, when the point's context has one, else ``None``.
     """
 
     point: HookPoint
@@ -99,6 +118,15 @@ class DispatchRecord:
     result: object
     error: BaseException | None
     duration_ms: float
+    tool_name: str | None = None
+    call_id: str | None = None
+
+    @property
+    def about(self) -> str:
+        """What the dispatch was about, in a few words: ``"bash (call-1)"``, or ``""`` for a turn-level point."""
+        tool = "" if self.tool_name is None else str(self.tool_name)
+        call = "" if self.call_id is None else f"({self.call_id})"
+        return f"{tool} {call}".strip()
 
     @property
     def decider(self) -> HookCall | None:
@@ -128,17 +156,33 @@ class DispatchRecord:
             return "changed" if changed else "unchanged"
         return _outcome(self.point, self.result)[0]
 
+    def __repr__(self) -> str:  # hooks by their table label: `hooks` and `decided_by` keep the full names
+        about = f" {self.about}" if self.about else ""
+        decider = self.decider
+        decided = f" by {decider.label}" if decider is not None else ""
+        hooks = ", ".join(call.label for call in self.calls) if self.calls else "none ran"
+        return (
+            f"<DispatchRecord {self.point.value}{about}: {self.summary}{decided}; "
+            f"hooks: {hooks}; {self.duration_ms:.3f} ms>"
+        )
+
 
 @final
 class Trace:
     """The records of the dispatches made while it is open; from ``registry.trace()``.
 
-    Use it as a context manager. It records every dispatch made on the
+    Use it as a context manager: it records every dispatch made on the
     registry, or on a registry including it when the trace opened, by the
     current thread and by the asyncio tasks started inside the ``with`` block.
-    Dispatches elsewhere are not recorded. Records stay readable after the
-    block; ``str(trace)`` is a plain-text table and a notebook shows an HTML
-    one, with one row per hook call and the deciding call marked.
+    Or open it with `start` and close it with `stop`, for a trace spanning
+    notebook cells: it then records every dispatch on those registries, in any
+    thread or task, until `stop`. A closed trace records nothing more — not a
+    task started inside the block that dispatches later, nor a dispatch still
+    running when it closed — and cannot be opened again.
+
+    Records stay readable after it closes. ``str(trace)`` is a plain-text
+    table and a notebook shows an HTML one, with one row per hook call and the
+    deciding call marked; `hooked` leaves out the dispatches no hook ran in.
 
     Example:
         >>> from hookreg import HookRegistry, HookResult, HookPoint, PreToolCallDecideContext
@@ -149,9 +193,11 @@ class Trace:
         ...         tool_name="bash", args={}, call_id="1"))
         >>> trace[0].decided_by
         'gate'
+        >>> trace[0]
+        <DispatchRecord pre_tool_call_decide bash (1): deny by gate; hooks: gate; ...>
     """
 
-    __slots__ = ("_records", "_registries", "_registry", "_token")
+    __slots__ = ("_filter", "_records", "_registries", "_registry", "_state", "_token")
 
     def __init__(self, registry: RegistryCore) -> None:
         self._registry = registry
@@ -160,6 +206,8 @@ class Trace:
         self._records: list[list[DispatchRecord]] = []
         self._registries: frozenset[RegistryCore] = frozenset()
         self._token: Token[tuple[Trace, ...]] | None = None
+        self._state = _NEW
+        self._filter = ""  # what a copy from hooked() left out, for its repr
 
     @property
     def records(self) -> tuple[DispatchRecord, ...]:
@@ -171,37 +219,91 @@ class Trace:
         """Every hook call of every finished dispatch, in order."""
         return tuple(call for record in self.records for call in record.calls)
 
+    @property
+    def is_open(self) -> bool:
+        """Whether the trace is recording: started, and not yet stopped."""
+        return self._state is _RUNNING
+
+    def hooked(self) -> Trace:
+        """A closed copy of the trace without the dispatches in which no hook ran.
+
+        A run fires many points nobody hooks; this is the table to read.
+        """
+        copy = Trace(self._registry)
+        copy._records = [[record] for record in self.records if record.calls]
+        copy._state, copy._filter = _CLOSED, " with a hook"
+        return copy
+
     def clear(self) -> None:
-        """Forget the records so far (the trace stays open)."""
+        """Forget the records so far (an open trace stays open)."""
         self._records = []
 
-    def __enter__(self) -> Self:
-        if self._token is not None:
-            msg = f"Cannot open {self!r}: it is already open. Call registry.trace() for another trace."
-            raise HookRegError(msg)
+    def start(self) -> Self:
+        """Open the trace until `stop`: it records every dispatch on the registry, in any thread or task.
+
+        For a trace spanning notebook cells; within one block of code, prefer
+        ``with registry.trace() as trace:``, which sees only that block's dispatches.
+
+        Raises:
+            HookRegError: The trace is open already, or was closed.
+        """
+        global _started  # noqa: PLW0603 -- one tuple of started traces, replaced whole under the lock
         with _LOCK:
-            reach = frozenset(self._registry._ancestors())
-            for registry in reach:
-                registry._tracing += 1
-                for point in HookPoint:
-                    registry._compile(point)
-        self._registries = reach
+            self._open("start")
+            _started = (*_started, self)
+        return self
+
+    def stop(self) -> None:
+        """Close the trace: it records nothing more. Stopping a closed trace does nothing.
+
+        Raises:
+            HookRegError: The trace was never opened.
+        """
+        if self._state is _NEW:
+            msg = f"Cannot stop {self!r}: it was never started. Call trace.start() first, or use it in a with block."
+            raise HookRegError(msg)
+        self._close()
+
+    def __enter__(self) -> Self:
+        with _LOCK:
+            self._open("open")
         self._token = _OPEN.set((*_OPEN.get(), self))
         return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        try:
-            _OPEN.reset(cast("Token[tuple[Trace, ...]]", self._token))
-        except ValueError:  # closed from another context than it opened in: remove just this trace
-            _OPEN.set(tuple(trace for trace in _OPEN.get() if trace is not self))
-        self._token = None
+        self._close()
+
+    def _open(self, doing: str) -> None:
+        if self._state is not _NEW:
+            why = "it is already open" if self._state is _RUNNING else "it was closed, and a closed trace stays closed"
+            msg = f"Cannot {doing} {self!r}: {why}. Call registry.trace() for another trace."
+            raise HookRegError(msg)
+        reach = frozenset(self._registry._ancestors())
+        for registry in reach:
+            registry._tracing += 1
+            for point in HookPoint:
+                registry._compile(point)
+        self._registries, self._state = reach, _RUNNING
+
+    def _close(self) -> None:
+        global _started  # noqa: PLW0603 -- see start()
         with _LOCK:
+            if self._state is not _RUNNING:
+                return
+            self._state = _CLOSED  # from here on no dispatch files a record in it (see _Recorder.finish)
+            _started = tuple(trace for trace in _started if trace is not self)
             for registry in self._registries:
                 registry._tracing -= 1
                 for point in HookPoint:
                     registry._compile(point)
+        if self._token is not None:
+            try:
+                _OPEN.reset(self._token)
+            except ValueError:  # closed from another context than it opened in: remove just this trace
+                _OPEN.set(tuple(trace for trace in _OPEN.get() if trace is not self))
+            self._token = None
 
     def _reserve(self) -> list[DispatchRecord]:
         slot: list[DispatchRecord] = []
@@ -222,14 +324,13 @@ class Trace:
         return self.records[index]
 
     def __repr__(self) -> str:
-        state = "open" if self._token is not None else "closed"
-        return f"<Trace of {self._registry!r}: {len(self)} dispatch(es), {state}>"
+        return f"<Trace of {self._registry!r}: {len(self)} dispatch(es){self._filter}, {self._state}>"
 
     def _table(self) -> tuple[list[tuple[str, ...]], set[int]]:
         rows: list[tuple[str, ...]] = []
         marked: set[int] = set()
         for number, record in enumerate(self.records, 1):
-            first = (str(number), record.point.value)
+            first = (str(number), record.point.value, record.about)
             if not record.calls:
                 detail = record.summary if record.error is not None else f"no hook ran; {record.summary}"
                 rows.append((*first, "-", "-", detail, f"{record.duration_ms:.3f}"))
@@ -237,8 +338,8 @@ class Trace:
             for i, call in enumerate(record.calls):
                 if call.decided:
                     marked.add(len(rows))
-                head = first if i == 0 else ("", "")
-                rows.append((*head, call.hook, call.outcome, call.detail, f"{call.duration_ms:.3f}"))
+                head = first if i == 0 else ("", "", "")
+                rows.append((*head, call.label, call.outcome, call.detail, f"{call.duration_ms:.3f}"))
         return rows, marked
 
     def __str__(self) -> str:
@@ -249,6 +350,8 @@ class Trace:
         return f"{self!r}\n{text_table(_HEADERS, rows, marked=marked)}{legend}"
 
     def _repr_html_(self) -> str:
+        if not self.records:
+            return empty_html(f"{self!r}: no dispatches")
         rows, marked = self._table()
         return html_table(_HEADERS, rows, caption=repr(self), marked=marked)
 
@@ -312,12 +415,16 @@ def _decider(calls: list[HookCall], point: HookPoint, result: object) -> int | N
 class _Recorder:
     """Collects one dispatch's calls and files the record in every trace that sees it."""
 
-    __slots__ = ("calls", "runners", "slots", "start")
+    __slots__ = ("call_id", "calls", "runners", "slots", "start", "tool_name")
 
-    def __init__(self, traces: tuple[Trace, ...], runners: Runners) -> None:
+    def __init__(self, traces: tuple[Trace, ...], runners: Runners, ctx: object) -> None:
         self.runners = runners
         self.calls: list[HookCall] = []
-        self.slots = [trace._reserve() for trace in traces]
+        self.slots = [(trace, trace._reserve()) for trace in traces]
+        # What the dispatch is about, read only from the point's own context class (a wrong one is refused anyway).
+        about = ctx if ctx.__class__ is runners._spec.ctx_type else None
+        self.tool_name: str | None = getattr(about, "tool_name", None)
+        self.call_id: str | None = getattr(about, "call_id", None)
         self.start = time.perf_counter()
 
     def call(self, reg: Registration, ctx: object) -> Outcome:
@@ -363,13 +470,19 @@ class _Recorder:
             result=None if error is not None or point.style is HookStyle.OBSERVE else result,
             error=error,
             duration_ms=(time.perf_counter() - self.start) * 1000,
+            tool_name=self.tool_name,
+            call_id=self.call_id,
         )
-        for slot in self.slots:
-            slot.append(record)
+        for trace, slot in self.slots:
+            if trace._state is _RUNNING:  # a closed trace records nothing more
+                slot.append(record)
 
 
 def _watching(registry: RegistryCore) -> tuple[Trace, ...]:
-    return tuple(trace for trace in _OPEN.get() if registry in trace._registries)
+    """The open traces that see a dispatch on `registry` here: those of this context, and every started one."""
+    return tuple(
+        trace for trace in (*_OPEN.get(), *_started) if trace._state is _RUNNING and registry in trace._registries
+    )
 
 
 @final
@@ -395,7 +508,7 @@ class TracedRunners:
         traces = _watching(self._registry)
         if not traces:
             return runners.run(ctx)
-        recorder = _Recorder(traces, runners)
+        recorder = _Recorder(traces, runners, ctx)
         try:
             if ctx.__class__ is not runners._spec.ctx_type or runners.async_hook is not None:
                 result = runners.run(ctx)  # raises the error for a wrong context or an async hook
@@ -413,7 +526,7 @@ class TracedRunners:
         arun = cast("AsyncRunner", runners.arun)  # this method is used only when the runners have one
         if not traces:
             return await arun(ctx)
-        recorder = _Recorder(traces, runners)
+        recorder = _Recorder(traces, runners, ctx)
         try:
             if ctx.__class__ is not runners._spec.ctx_type:
                 result = await arun(ctx)  # raises the error for a wrong context

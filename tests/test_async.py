@@ -797,6 +797,7 @@ def test_a_timeout_error_the_hook_raises_itself_is_an_ordinary_failure(timeout: 
             "point": "pre_tool_call_decide",
             "hook": "gate",
             "exc_type": "TimeoutError",
+            "error": "raised TimeoutError",
         }
     ]
 

@@ -117,6 +117,7 @@ def test_decider_wrong_return_fails_closed(bad: object) -> None:
             "point": "pre_tool_call_decide",
             "hook": "sloppy",
             "exc_type": "HookReturnError",
+            "error": f"returned {type(bad).__name__}; expected HookResult",
             "log_level": "error",
         }
     ]

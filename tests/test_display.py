@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import runpy
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from hookreg import HookPoint, HookRegistry, HookResult, PreToolCallDecideContext
+from hookreg._display import short_name
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,8 +54,43 @@ def test_describe_lists_points_and_hooks_in_dispatch_order() -> None:
 
 
 def test_describe_of_an_empty_registry_says_so() -> None:
-    """An empty registry describes itself in one line."""
+    """An empty registry describes itself in one line, as text and in a notebook."""
     assert HookRegistry().describe() == "HookRegistry(): no hooks"
+    assert HookRegistry()._repr_html_() == "<p>HookRegistry(): no hooks</p>"
+
+
+def make_hooks() -> tuple[Callable[[PreToolCallDecideContext], HookResult], ...]:
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        return HookResult.allow()
+
+    class Checks:
+        def method(self, ctx: PreToolCallDecideContext) -> HookResult:
+            return HookResult.allow()
+
+    return gate, Checks().method, functools.partial(lambda ctx, _: HookResult.allow(), _=1)
+
+
+def test_hooks_defined_in_functions_show_without_locals() -> None:
+    """Default names of nested functions, methods of nested classes and partials show without the <locals> path."""
+    registry = HookRegistry()
+    for hook in make_hooks():
+        registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, hook)
+    names = [line.split()[-5] for line in registry.describe().splitlines()[2:]]
+    assert names == ["gate", "Checks.method", "partial(<lambda>)"]
+    assert "&lt;locals&gt;" not in registry._repr_html_()
+    assert [reg.name for reg in registry.callbacks(HookPoint.PRE_TOOL_CALL_DECIDE)] == [
+        "make_hooks.<locals>.gate",
+        "make_hooks.<locals>.Checks.method",
+        "partial(make_hooks.<locals>.<lambda>)",
+    ]
+
+
+def test_short_name_keeps_names_without_locals() -> None:
+    """Names with no <locals> part, and nested <locals> parts, come out as expected."""
+    assert short_name("module_level") == "module_level"
+    assert short_name("<lambda>") == "<lambda>"
+    assert short_name("a.<locals>.B.<locals>.c") == "c"
+    assert short_name("partial(a.<locals>.gate)") == "partial(gate)"
 
 
 def test_repr_html_is_the_same_table_escaped() -> None:

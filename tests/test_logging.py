@@ -1,53 +1,236 @@
-"""Logging: one lazily imported structlog logger over stdlib "hookreg", names not payloads (DESIGN §7)."""
+"""Logging the library way (DESIGN §7): no handler, plain stdlib records, structlog only when the app configured it."""
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
-from typing import Final
+from collections.abc import Iterator, MutableMapping
+from typing import Any, Final
 
 import pytest
+import structlog
 from structlog.testing import capture_logs
 
-from hookreg import HookPoint, HookRegistry, HookResult, PreToolCallDecideContext, RequestPatch
+from hookreg import (
+    HookPoint,
+    HookRegistry,
+    HookResult,
+    NotificationContext,
+    PreToolCallDecideContext,
+    RequestPatch,
+)
+from hookreg._log import render
 
 GATE: Final = HookPoint.PRE_TOOL_CALL_DECIDE
 SECRET = "sk-live-0123456789"
+# The record attributes every LogRecord has: what a JSON formatter leaves out when it adds the `extra` fields.
+STANDARD: Final = {*vars(logging.makeLogRecord({})), "message", "asctime"}
 
 
-def test_stdlib_logger_has_a_null_handler() -> None:
-    """The "hookreg" stdlib logger carries a NullHandler, so nothing prints unconfigured."""
-    handlers = logging.getLogger("hookreg").handlers
-    assert any(isinstance(h, logging.NullHandler) for h in handlers)
+def call(**args: object) -> PreToolCallDecideContext:
+    return PreToolCallDecideContext(tool_name="t", args=args, call_id="c")
 
 
-def test_silent_when_the_app_configured_nothing() -> None:
-    """A denial and a failing hook print nothing when the application configured no logging."""
+def run(code: str) -> subprocess.CompletedProcess[str]:
+    """Run `code` in a fresh interpreter, as a script using hookreg would run."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+
+
+@pytest.fixture(autouse=True)
+def unconfigured_structlog() -> Iterator[None]:
+    """Each test starts with structlog unconfigured (capture_logs elsewhere leaves it configured) and restores it."""
+    was_configured, config = structlog.is_configured(), structlog.get_config()
+    structlog.reset_defaults()
+    yield
+    if was_configured:
+        structlog.configure(**config)
+    else:
+        structlog.reset_defaults()
+
+
+@pytest.fixture
+def records() -> Iterator[list[logging.LogRecord]]:
+    """The records the "hookreg" logger emits at DEBUG and above, caught by a handler the test adds."""
+    caught: list[logging.LogRecord] = []
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            caught.append(record)
+
+    logger = logging.getLogger("hookreg")
+    handler, level = Catch(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    yield caught
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+def test_hookreg_adds_no_handler() -> None:
+    """The "hookreg" logger has no handler of its own, not even a NullHandler: the application decides."""
+    assert logging.getLogger("hookreg").handlers == []
+
+
+def test_a_failure_prints_one_line_to_stderr_when_nothing_is_configured() -> None:
+    """With no logging configured, a failing gate and a failing observer each print one plain line on stderr.
+
+    A deny (INFO) prints nothing, nothing goes to stdout, and structlog is never imported.
+    """
     code = (
+        "import sys\n"
         "from hookreg import *\n"
         "r = HookRegistry()\n"
-        "r.register('pre_tool_call_decide', lambda c: HookResult.deny('no'))\n"
-        "r.register('post_turn', lambda c: 1 / 0)\n"
+        "r.register('pre_tool_call_decide', lambda c: HookResult.deny('no'), name='deny')\n"
+        "r.register('pre_tool_call_decide', lambda c: True, name='bad_gate', priority=1)\n"
+        "r.register('post_turn', lambda c: 1 / 0, name='broken')\n"
         "r.decide(HookPoint.PRE_TOOL_CALL_DECIDE, PreToolCallDecideContext(tool_name='t', args={}, call_id='c'))\n"
         "r.notify(HookPoint.POST_TURN, PostTurnContext(turn=1, response_text=''))\n"
+        "print('structlog' in sys.modules)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert (result.stdout, result.stderr) == ("", "")
+    done = run(code)
+    assert done.stdout == "False\n"
+    assert done.stderr.splitlines() == [
+        'hook_failed point=pre_tool_call_decide hook=bad_gate exc_type=HookReturnError error="returned bool; '
+        'expected HookResult"',
+        'hook_failed point=post_turn hook=broken exc_type=ZeroDivisionError error="raised ZeroDivisionError"',
+    ]
 
 
-def test_events_reach_stdlib_handlers_when_configured(caplog: pytest.LogCaptureFixture) -> None:
-    """Once the application configures logging, hookreg's events reach its stdlib handlers."""
+def test_ordinary_logging_configuration_silences_it() -> None:
+    """Raising the "hookreg" logger's level, the ordinary way, silences the last-resort line."""
+    code = (
+        "import logging\n"
+        "logging.getLogger('hookreg').setLevel(logging.CRITICAL)\n"
+        "from hookreg import *\n"
+        "r = HookRegistry()\n"
+        "r.register('post_turn', lambda c: 1 / 0)\n"
+        "r.notify(HookPoint.POST_TURN, PostTurnContext(turn=1, response_text=''))\n"
+    )
+    assert run(code).stderr == ""
+
+
+def test_with_stdlib_logging_a_json_formatter_gets_the_fields() -> None:
+    """Under logging.basicConfig and a JSON formatter, a record is plain text with the event's fields in `extra`.
+
+    No colour codes, no timestamp of hookreg's own, and structlog stays unimported, DEBUG events included.
+    """
+    code = (
+        "import json, logging, sys\n"
+        f"STANDARD = {sorted(STANDARD)!r}\n"
+        "class Json(logging.Formatter):\n"
+        "    def format(self, record):\n"
+        "        extra = {k: v for k, v in vars(record).items() if k not in STANDARD}\n"
+        "        return json.dumps({'level': record.levelname, 'logger': record.name,\n"
+        "                           'message': record.getMessage(), **extra})\n"
+        "logging.basicConfig(level=logging.DEBUG, stream=sys.stdout)\n"
+        "logging.getLogger().handlers[0].setFormatter(Json())\n"
+        "from hookreg import *\n"
+        "r = HookRegistry()\n"
+        "r.register('pre_tool_call_decide', lambda c: HookResult.deny('no \"rm -rf\"'), name='gate')\n"
+        "r.decide(HookPoint.PRE_TOOL_CALL_DECIDE, PreToolCallDecideContext(tool_name='t', args={}, call_id='c'))\n"
+        "print(json.dumps({'structlog': 'structlog' in sys.modules}))\n"
+    )
+    lines = [json.loads(line) for line in run(code).stdout.splitlines()]
+    assert lines == [
+        {
+            "level": "DEBUG",
+            "logger": "hookreg",
+            "message": "hook_registered point=pre_tool_call_decide hook=gate",
+            "event": "hook_registered",
+            "point": "pre_tool_call_decide",
+            "hook": "gate",
+        },
+        {
+            "level": "INFO",
+            "logger": "hookreg",
+            "message": 'hook_denied point=pre_tool_call_decide hook=gate reason="no \\"rm -rf\\""',
+            "event": "hook_denied",
+            "point": "pre_tool_call_decide",
+            "hook": "gate",
+            "reason": 'no "rm -rf"',
+        },
+        {"structlog": False},
+    ]
+
+
+def test_a_record_is_plain_text_with_fields_in_extra(records: list[logging.LogRecord]) -> None:
+    """In process, with structlog unconfigured, the record's message is `event key=value` and its fields attributes."""
+    registry = HookRegistry()
+    registry.register(GATE, lambda ctx: 1 / 0, name="broken")
+    registry.decide(GATE, call())
+    (registered, failed) = records
+    assert registered.getMessage() == "hook_registered point=pre_tool_call_decide hook=broken"
+    assert failed.levelno == logging.ERROR  # a failing decider is an error
+    assert failed.getMessage() == (
+        'hook_failed point=pre_tool_call_decide hook=broken exc_type=ZeroDivisionError error="raised ZeroDivisionError"'
+    )
+    assert {key: getattr(failed, key) for key in ("event", "point", "hook", "exc_type", "error")} == {
+        "event": "hook_failed",
+        "point": "pre_tool_call_decide",
+        "hook": "broken",
+        "exc_type": "ZeroDivisionError",
+        "error": "raised ZeroDivisionError",
+    }
+    assert failed.args == ()
+    assert failed.module == "_dispatch"  # where hookreg logged the failure, not the logging helper
+    assert "\x1b" not in failed.getMessage()
+
+
+def test_a_disabled_level_renders_nothing(records: list[logging.LogRecord]) -> None:
+    """Below the logger's level no record is made at all."""
+    logging.getLogger("hookreg").setLevel(logging.WARNING)
+    registry = HookRegistry()
+    registry.register(GATE, lambda ctx: HookResult.deny("no"))
+    registry.decide(GATE, call())
+    assert records == []
+
+
+def test_values_are_quoted_only_when_they_need_it() -> None:
+    """A value with a space, a quote, a backslash, an "=", a newline, or nothing at all is quoted and escaped."""
+    fields = {"a": "plain", "b": "two words", "c": 'say "hi"', "d": "a=b", "e": "", "f": "x\ny\\z", "g": 2.5}
+    assert render("e", fields) == ('e a=plain b="two words" c="say \\"hi\\"" d="a=b" e="" f="x\\ny\\\\z" g=2.5')
+    assert render("e", {"fields": ["top_k", "seed"]}) == "e fields=\"['top_k', 'seed']\""
+    assert render("alone", {}) == "alone"
+
+
+def test_a_configured_structlog_receives_the_events_bound_to_the_hookreg_logger() -> None:
+    """Once the application configures structlog, events go through its processors, bound to stdlib "hookreg"."""
+    seen: list[tuple[str, str, dict[str, Any]]] = []
+
+    def keep(logger: logging.Logger, method: str, event_dict: MutableMapping[str, Any]) -> str:
+        seen.append((logger.name, method, dict(event_dict)))
+        raise structlog.DropEvent
+
+    structlog.configure(processors=[keep])
+    registry = HookRegistry()
+    registry.register(GATE, lambda ctx: HookResult.deny("no"), name="gate")
+    registry.decide(GATE, call())
+    assert seen == [
+        ("hookreg", "info", {"event": "hook_denied", "point": "pre_tool_call_decide", "hook": "gate", "reason": "no"})
+    ]
+
+
+def test_capture_logs_sees_the_events() -> None:
+    """structlog.testing.capture_logs() configures structlog, so it captures hookreg's events."""
     registry = HookRegistry()
     registry.register(GATE, lambda ctx: HookResult.deny("blocked"), name="guard")
-    with caplog.at_level(logging.INFO, logger="hookreg"):
-        registry.decide(GATE, PreToolCallDecideContext(tool_name="t", args={}, call_id="c"))
-    assert [r.name for r in caplog.records] == ["hookreg"]
-    assert "hook_denied" in caplog.records[0].getMessage()
+    with capture_logs() as logs:
+        registry.decide(GATE, call())
+    assert logs == [
+        {
+            "event": "hook_denied",
+            "point": "pre_tool_call_decide",
+            "hook": "guard",
+            "reason": "blocked",
+            "log_level": "info",
+        }
+    ]
 
 
 def test_events_carry_names_never_values() -> None:
-    """Failures log the exception type only; no argument, result or message value leaks."""
+    """Failures log the exception type and hookreg's description only; no argument, result or message value leaks."""
     registry = HookRegistry()
 
     def leaky(ctx: PreToolCallDecideContext) -> HookResult:
@@ -55,12 +238,31 @@ def test_events_carry_names_never_values() -> None:
 
     registry.register(GATE, leaky, name="leaky")
     registry.register(HookPoint.TRANSFORM_TOOL_INPUT, lambda ctx: SECRET, name="wrong", on_error="ignore")
-    ctx = PreToolCallDecideContext(tool_name="t", args={"token": SECRET}, call_id="c")
     with capture_logs() as logs:
-        registry.resolve_tool_call(ctx)
-    assert [e["event"] for e in logs] == ["hook_failed", "hook_failed"]
+        registry.resolve_tool_call(call(token=SECRET))
     assert SECRET not in repr(logs)
-    assert {e["exc_type"] for e in logs} == {"ValueError", "HookReturnError"}
+    assert [(e["event"], e["hook"], e["exc_type"], e["error"]) for e in logs] == [
+        ("hook_failed", "wrong", "HookReturnError", "returned str; expected Mapping[str, object] | None"),
+        ("hook_failed", "leaky", "ValueError", "raised ValueError"),
+    ]
+
+
+def test_a_hook_raising_another_dispatchs_return_error_is_described_as_raising() -> None:
+    """A HookReturnError that a hook lets out of an inner dispatch is "raised", not the outer hook's wrong return."""
+    inner, outer = HookRegistry(), HookRegistry()
+    inner.register(HookPoint.NOTIFICATION, lambda ctx: "oops", name="inner_bad", on_error="raise")
+
+    def relay(ctx: PreToolCallDecideContext) -> HookResult:
+        inner.notify(HookPoint.NOTIFICATION, NotificationContext(message="m"))
+        return HookResult.allow()
+
+    outer.register(GATE, relay, name="relay")
+    with capture_logs() as logs:
+        outer.decide(GATE, call())
+    assert [(e["hook"], e["error"]) for e in logs] == [
+        ("inner_bad", "returned str; expected None"),
+        ("relay", "raised HookReturnError"),
+    ]
 
 
 def test_patch_conflict_names_the_field_only() -> None:
@@ -72,21 +274,3 @@ def test_patch_conflict_names_the_field_only() -> None:
     with capture_logs() as same:
         RequestPatch(temperature=0.5).merge(RequestPatch(temperature=0.5))
     assert same == []
-
-
-def test_structlog_is_imported_on_the_first_event() -> None:
-    """structlog is not imported by `import hookreg`, only when the first event is logged."""
-    code = (
-        "import sys\n"
-        "from hookreg import *\n"
-        "r = HookRegistry()\n"
-        "r.register('pre_tool_call_decide', lambda c: HookResult.allow())\n"
-        "ctx = PreToolCallDecideContext(tool_name='t', args={}, call_id='c')\n"
-        "r.decide(HookPoint.PRE_TOOL_CALL_DECIDE, ctx)\n"
-        "print('structlog' in sys.modules)\n"
-        "r.register('pre_tool_call_decide', lambda c: HookResult.deny('x'))\n"
-        "r.decide(HookPoint.PRE_TOOL_CALL_DECIDE, ctx)\n"
-        "print('structlog' in sys.modules)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False", "True"]

@@ -21,6 +21,7 @@ from hookreg import (
     PreToolCallDecideContext,
     PreTurnContext,
     StopRun,
+    ToolCallDeltaContext,
     TurnAction,
 )
 from hookreg.testing import make_context
@@ -368,8 +369,8 @@ def test_str_is_a_table_with_one_row_per_call_and_the_decider_marked() -> None:
         registry.decide(GATE, call())
     lines = str(trace).splitlines()
     assert lines[0].startswith("<Trace of HookRegistry(pre_tool_call_decide=2): 1 dispatch(es), closed>")
-    assert lines[1].split() == ["#", "point", "hook", "outcome", "detail", "ms"]
-    assert lines[2].split()[:4] == ["1", "pre_tool_call_decide", "g0", "allow"]
+    assert lines[1].split() == ["#", "point", "about", "hook", "outcome", "detail", "ms"]
+    assert lines[2].split()[:6] == ["1", "pre_tool_call_decide", "bash", "(call-1)", "g0", "allow"]
     assert lines[3].startswith("*")
     assert lines[3].split()[1:5] == ["g1", "deny", "no", "bash"]
     assert lines[4] == "* decided the dispatch"
@@ -393,6 +394,7 @@ def test_the_html_highlights_the_decider_and_escapes_text() -> None:
     assert page.count('<tr style="background-color') == 1
     highlighted = page.split('<tr style="')[1]
     assert "g1" in highlighted.split("</tr>")[0]
+    assert ";color:" in highlighted.split('"')[0]  # the text colour is set too: legible in a dark theme
     assert "&lt;b&gt;no&lt;/b&gt;" in page
     assert "<b>" not in page
 
@@ -437,3 +439,188 @@ def test_clear_inside_a_dispatch_drops_that_dispatch() -> None:
     with trace:
         registry.decide(HookPoint.PRE_TURN, PreTurnContext(prompt="p", turn=1))
     assert [r.point for r in trace] == [HookPoint.NOTIFICATION]
+
+
+def test_a_task_started_inside_a_closed_trace_is_not_recorded_later() -> None:
+    """A task started inside the block that dispatches after the block closed adds nothing to the closed trace."""
+    registry = HookRegistry()
+    gates(registry, HookResult.allow())
+
+    async def main() -> tuple[int, int]:
+        go = asyncio.Event()
+
+        async def dispatch_when_told() -> None:
+            await go.wait()
+            await registry.adecide(GATE, call("late"))
+
+        with registry.trace() as closed:
+            task = asyncio.create_task(dispatch_when_told())
+        with registry.trace() as still_open:  # keeps the registry traced while the late dispatch runs
+            go.set()
+            await task
+        return len(closed), len(still_open)
+
+    assert asyncio.run(main()) == (0, 0)
+
+
+def test_a_dispatch_running_when_the_trace_closes_is_not_recorded() -> None:
+    """A dispatch still awaiting a hook when the trace closes is not filed in it: the closed trace does not grow."""
+    registry = HookRegistry()
+    release = asyncio.Event()
+
+    async def waiting(ctx: PreToolCallDecideContext) -> HookResult:
+        await release.wait()
+        return HookResult.allow()
+
+    registry.register(GATE, waiting, name="waiting")
+
+    async def main() -> int:
+        trace = registry.trace()
+        with trace:
+            pending = asyncio.create_task(registry.adecide(GATE, call()))
+            await asyncio.sleep(0)
+        release.set()
+        assert (await pending).allowed
+        return len(trace)
+
+    assert asyncio.run(main()) == 0
+
+
+def test_start_and_stop_span_contexts_like_notebook_cells() -> None:
+    """A started trace records dispatches made in other contexts and threads until stopped, then nothing more."""
+    registry = HookRegistry()
+    gates(registry, HookResult.deny("no"))
+    trace = contextvars.Context().run(registry.trace().start)  # one cell
+    assert trace.is_open
+    assert "open>" in repr(trace)
+    contextvars.Context().run(registry.decide, GATE, call("next-cell"))  # another cell, another context
+    worker = threading.Thread(target=lambda: registry.decide(GATE, call("thread")))
+    worker.start()
+    worker.join()
+    contextvars.Context().run(trace.stop)
+    registry.decide(GATE, call("after"))
+    assert [record.tool_name for record in trace] == ["next-cell", "thread"]
+    assert not trace.is_open
+    assert registry._tracing == 0
+    assert registry._decide[GATE][0] is PreToolCallDecideContext
+
+
+def test_a_stopped_trace_stays_closed() -> None:
+    """Stopping twice is harmless; starting or entering a closed trace is refused with a clear error."""
+    registry = HookRegistry()
+    trace = registry.trace().start()
+    trace.stop()
+    trace.stop()
+    with pytest.raises(HookRegError, match=r"Cannot start <Trace .*closed>: it was closed, and a closed trace stays"):
+        trace.start()
+    with pytest.raises(HookRegError, match=r"Cannot open <Trace .*: it was closed.*Call registry.trace\(\)"):
+        trace.__enter__()
+    with registry.trace() as block:
+        pass
+    with pytest.raises(HookRegError, match="it was closed"):
+        block.start()
+
+
+def test_open_traces_cannot_be_started_again_and_new_ones_cannot_be_stopped() -> None:
+    """start() on an open trace and stop() on one never started are mistakes named in the error."""
+    registry = HookRegistry()
+    with registry.trace() as trace, pytest.raises(HookRegError, match=r"Cannot start .*: it is already open"):
+        trace.start()
+    with pytest.raises(HookRegError, match=r"Cannot stop <Trace .*not started>: it was never started"):
+        registry.trace().stop()
+
+
+def test_stop_inside_the_block_closes_it() -> None:
+    """A trace stopped inside its with block records nothing after the stop; leaving the block is then harmless."""
+    registry = HookRegistry()
+    with registry.trace() as trace:
+        registry.notify(HookPoint.NOTIFICATION, NotificationContext(message="1"))
+        trace.stop()
+        registry.notify(HookPoint.NOTIFICATION, NotificationContext(message="2"))
+    assert len(trace) == 1
+    assert registry._tracing == 0
+
+
+def test_each_record_says_what_the_dispatch_was_about() -> None:
+    """Tool points name the tool and call id; a delta names its call; a turn-level point names nothing."""
+    registry = HookRegistry()
+    with registry.trace() as trace:
+        registry.decide(GATE, call("bash"))
+        registry.notify(HookPoint.TOOL_CALL_DELTA, ToolCallDeltaContext(call_id="c9", tool_name=None, delta="{"))
+        registry.decide(HookPoint.PRE_TURN, PreTurnContext(prompt="p", turn=1))
+    tool, delta, turn = trace
+    assert (tool.tool_name, tool.call_id, tool.about) == ("bash", "call-1", "bash (call-1)")
+    assert (delta.tool_name, delta.about) == (None, "(c9)")
+    assert (turn.tool_name, turn.call_id, turn.about) == (None, None, "")
+
+
+def test_a_wrong_context_is_about_nothing() -> None:
+    """A dispatch refused for a wrong context does not read the stray object's fields."""
+    registry = HookRegistry()
+
+    class Stray:
+        tool_name = "not-a-context"
+
+    with registry.trace() as trace, pytest.raises(TypeError):
+        registry.decide(GATE, Stray())  # type: ignore[call-overload]
+    assert (trace[0].tool_name, trace[0].about) == (None, "")
+
+
+def test_hooked_leaves_out_dispatches_no_hook_ran_in() -> None:
+    """trace.hooked() is a closed copy holding only the dispatches in which a hook ran, and says so."""
+    registry = HookRegistry()
+    gates(registry, HookResult.allow())
+    with registry.trace() as trace:
+        registry.notify(HookPoint.NOTIFICATION, NotificationContext(message="nobody listens"))
+        registry.decide(GATE, call())
+        hooked = trace.hooked()
+    assert [r.point for r in trace] == [HookPoint.NOTIFICATION, GATE]
+    assert [r.point for r in hooked] == [GATE]
+    assert repr(hooked).endswith(": 1 dispatch(es) with a hook, closed>")
+    assert "no hook ran" not in str(hooked)
+    with pytest.raises(HookRegError, match="it was closed"):
+        hooked.start()
+
+
+def make_gate() -> Callable[[PreToolCallDecideContext], HookResult]:
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        return HookResult.deny("no")
+
+    return gate
+
+
+def test_tables_show_hook_names_without_locals_and_records_keep_the_full_name() -> None:
+    """A hook defined in a function shows as its own name in the table; the record keeps the qualified name."""
+    registry = HookRegistry()
+    registry.register(GATE, make_gate())
+    with registry.trace() as trace:
+        registry.decide(GATE, call())
+    (gate,) = trace[0].calls
+    assert gate.hook == "make_gate.<locals>.gate"
+    assert gate.label == "gate"
+    assert trace[0].decided_by == "make_gate.<locals>.gate"
+    assert "<locals>" not in str(trace)
+    row = str(trace).splitlines()[2].split()
+    assert row[:7] == ["*", "1", "pre_tool_call_decide", "bash", "(call-1)", "gate", "deny"]
+
+
+def test_a_record_and_a_call_have_readable_reprs() -> None:
+    """repr() of a record says point, subject, result, decider, hooks and time; a call's says what it did."""
+    registry = HookRegistry()
+    gates(registry, HookResult.allow(), HookResult.deny("no bash"))
+    with registry.trace() as trace:
+        registry.decide(GATE, call())
+        registry.notify(HookPoint.NOTIFICATION, NotificationContext(message="m"))
+    gate, note = trace
+    assert repr(gate).startswith("<DispatchRecord pre_tool_call_decide bash (call-1): deny by g1; hooks: g0, g1; ")
+    assert repr(gate).endswith(" ms>")
+    assert repr(note).startswith("<DispatchRecord notification: done; hooks: none ran; ")
+    assert repr(gate.calls[0]).startswith("<HookCall g0: allow, ")
+    assert repr(gate.calls[1]).startswith("<HookCall g1: deny (no bash), decided, ")
+    assert "Registration" not in repr(gate)
+
+
+def test_an_empty_trace_in_a_notebook_says_so() -> None:
+    """The HTML of a trace with no records is the same one line as the text."""
+    trace = HookRegistry().trace()
+    assert trace._repr_html_() == "<p>&lt;Trace of HookRegistry(): 0 dispatch(es), not started&gt;: no dispatches</p>"

@@ -33,6 +33,7 @@ from hookreg import (
     StopRun,
     TurnAction,
 )
+from hookreg._dispatch import _SPECS  # the accepted-return label hook_failed's `error` names
 
 from ._support import make_context
 
@@ -248,6 +249,9 @@ def test_fault_cell(point: HookPoint, policy: str, mode: str, fault: str) -> Non
                 "point": point.value,
                 "hook": "faulty",
                 "exc_type": "BoomError" if fault == "exception" else "HookReturnError",
+                "error": "raised BoomError"
+                if fault == "exception"
+                else f"returned {type(wrong_return(point)).__name__}; expected {_SPECS[point].expected}",
             }
         ]
 
