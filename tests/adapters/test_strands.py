@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import runpy
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -20,6 +21,7 @@ from strands.types.tools import ToolResult, ToolSpec, ToolUse
 from structlog.testing import capture_logs
 
 from hookreg import (
+    HookPoint,
     HookRegistry,
     HookResult,
     HookTypeError,
@@ -454,3 +456,14 @@ def test_invalid_tool_call_answers_without_running_a_tool(action: InvalidToolCal
     model = ScriptedModel([("ecko", {"text": "hi"}), "done"])
     agent_for(registry, model, tool)("hi")
     assert (model.tool_outputs, tool.calls) == ([shown], [])
+
+
+def test_a_deny_without_a_reason_never_runs_the_tool() -> None:
+    """A gate's deny whose reason is None (built around the constructor) is still a deny: the tool never runs."""
+    registry, tool = HookRegistry(), RecordingTool()
+    hostile = copy.copy(HookResult.deny("x"))
+    object.__setattr__(hostile, "reason", None)  # what a careless gate could hand back before reasons were checked
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: hostile, name="careless")
+    seen = drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model
+    assert tool.calls == []
+    assert "careless" in seen
