@@ -17,6 +17,8 @@ from hookreg import (
     HookRegistry,
     HookResult,
     HookStyle,
+    HookTypeError,
+    HookValueError,
     InvalidToolCallAction,
     InvalidToolCallContext,
     Message,
@@ -45,7 +47,11 @@ from hookreg._lifecycle import (
     failed,
     finish_reason,
     gate,
+    missing_framework,
     outcome_for,
+    present,
+    refused_retry,
+    require_registry,
     succeeded,
     unanswered,
 )
@@ -728,3 +734,52 @@ def test_adapters_never_decide_on_a_missing_reason() -> None:
         if pattern.search(line)
     ]
     assert offenders == []
+
+
+def test_flows_skip_points_nobody_listens_to(run_flow: Run) -> None:
+    """With no hooks, an invalid call still fails (NOT_FOUND), and start, turn, stop and end go on without dispatch."""
+    registry = HookRegistry()
+    verdict = call_gate(run_flow, registry, name="rm")
+    assert (verdict.status, verdict.text) == ("failed", f"Error: LookupError: {verdict.error}")
+    state = RunState(registry, RunContext(), goal="g")
+    for steps in (state.start(), state.turn(), state.stop("done"), state.end(RunOutcome(status="completed"))):
+        with pytest.raises(StopIteration) as done:
+            next(steps)
+        assert done.value.value is None
+    assert state.ended
+    assert repr(state) == f"RunState(run_id={state.run.run_id!r}, turns=1, ended=True)"
+
+
+def test_closing_an_ending_flow_is_not_swallowed() -> None:
+    """A flow closed while it waits for on_session_end lets GeneratorExit through, so close() works."""
+    registry = HookRegistry()
+    registry.on_session_end(collect([]))
+    steps = RunState(registry, RunContext()).end_with(ValueError("boom"))
+    assert isinstance(next(steps), Dispatch)
+    steps.close()
+
+
+def test_present_shows_strings_as_is_and_the_rest_as_json() -> None:
+    """Strings stay as they are; JSON-able values become JSON; anything else its str()."""
+    assert present("plain") == "plain"
+    assert present({"a": [1]}) == '{"a": [1]}'
+    loop: list[object] = []
+    loop.append(loop)  # JSON refuses a circular value
+    assert present(loop) == "[[...]]"
+
+
+def test_shared_adapter_errors_read_as_the_house_style() -> None:
+    """require_registry, refused_retry and missing_framework build the documented errors."""
+    registry = HookRegistry()
+    assert require_registry(registry, "a thing") is registry
+    with pytest.raises(HookTypeError, match=r"Cannot build a thing from 42: it is not a HookRegistry"):
+        require_registry(42, "a thing")
+    error = refused_retry(2, "judge", ["shell"])
+    assert isinstance(error, HookValueError)
+    assert error.point is P.MODEL_TURN_FINISHED
+    assert "Cannot retry turn 2 as hook 'judge' asked" in str(error)
+    cause = ImportError("no module", name="strands")
+    missing = missing_framework("strands", "strands", cause)
+    assert missing.__cause__ is cause
+    assert missing.name == "strands"
+    assert "pip install 'hookreg[strands]'" in str(missing)
