@@ -6,7 +6,8 @@ result") and is sent back the result, or thrown the exception the dispatch
 raised. `drive` performs the dispatches synchronously and `adrive` awaits
 their ``a``-twins, so a sync loop, an async loop and the reference harness
 share every rule. A loop that already drives its own step generator (the
-harness) ``yield from``s these flows and performs each `Dispatch` with
+harness) ``yield from``s these flows — through `bind` when one driver serves
+several registries (a subagent's) — and performs each `Dispatch` with
 `perform` / `aperform`.
 
 The flows read ``registry.has_hooks`` (an attribute read) to skip building
@@ -73,6 +74,7 @@ __all__ = [
     "adrive",
     "aperform",
     "ask",
+    "bind",
     "describe",
     "drive",
     "failed",
@@ -112,11 +114,13 @@ class Dispatch:
         method: The registry method.
         point: The hook point (`PRE_TOOL_CALL_DECIDE` for ``resolve_tool_call``, which takes no point).
         ctx: The context.
+        registry: The registry to call, set by `bind`; ``None`` (what flows yield): the driver's.
     """
 
     method: Literal["decide", "transform", "notify", "resolve_tool_call"]
     point: HookPoint
     ctx: object
+    registry: HookRegistry | None = None
 
 
 Steps: TypeAlias = Generator[Dispatch, Any, _R]
@@ -124,15 +128,40 @@ Steps: TypeAlias = Generator[Dispatch, Any, _R]
 
 
 def perform(registry: HookRegistry, op: Dispatch) -> Any:
-    """Perform one `Dispatch` with `registry`'s sync methods and return its result."""
-    method = getattr(registry, op.method)
+    """Perform one `Dispatch` with the sync methods of its own registry, else `registry`'s; return the result."""
+    method = getattr(op.registry or registry, op.method)
     return method(op.ctx) if op.method == "resolve_tool_call" else method(op.point, op.ctx)
 
 
 async def aperform(registry: HookRegistry, op: Dispatch) -> Any:
-    """Perform one `Dispatch` with `registry`'s ``a``-methods and return its result."""
-    method = getattr(registry, "a" + op.method)
+    """Perform one `Dispatch` with the ``a``-methods of its own registry, else `registry`'s; return the result."""
+    method = getattr(op.registry or registry, "a" + op.method)
     return await (method(op.ctx) if op.method == "resolve_tool_call" else method(op.point, op.ctx))
+
+
+def bind(registry: HookRegistry, flow: Steps[_R]) -> Steps[_R]:
+    """`flow` with every `Dispatch` it yields bound to `registry`.
+
+    For a loop whose one driver serves several registries (the harness
+    running a subagent's loop inside its own): ``yield from bind(reg, flow)``
+    and perform each op with ``perform(op.registry, op)``. Results and
+    exceptions pass through to `flow` unchanged.
+    """
+    reply: object = None
+    error: BaseException | None = None
+    while True:
+        try:
+            op = flow.send(reply) if error is None else flow.throw(error)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]  # the flow's declared return type
+        reply, error = None, None
+        try:
+            reply = yield dataclasses.replace(op, registry=registry)
+        except GeneratorExit:
+            flow.close()
+            raise
+        except BaseException as exc:  # noqa: BLE001 -- thrown into the flow, as a driver would
+            error = exc
 
 
 def drive(registry: HookRegistry, steps: Steps[_R]) -> _R:
