@@ -1,33 +1,4 @@
-"""The run contract (DESIGN §8) as one sans-I/O flow: tool call, ask, outcome, run start, turn, stop and end.
-
-Every flow is a *step generator*: it never calls the registry itself. It
-yields a `Dispatch` ("call ``registry.<method>(point, ctx)`` and send me the
-result") and is sent back the result, or thrown the exception the dispatch
-raised. `drive` performs the dispatches synchronously and `adrive` awaits
-their ``a``-twins, so a sync loop, an async loop and the reference harness
-share every rule. A loop that already drives its own step generator (the
-harness) ``yield from``s these flows — through `bind` when one driver serves
-several registries (a subagent's) — and performs each `Dispatch` with
-`perform` / `aperform`.
-
-The flows read ``registry.has_hooks`` (an attribute read) to skip building
-contexts nobody listens to; pass the same registry to the flow and to the
-driver.
-
-Tool call, from an async framework callback::
-
-    verdict = await adrive(registry, gate(registry, run, name, call_id, raw_args, known=names))
-    if not verdict.allowed:
-        return verdict.text  # the tool never runs
-    try:
-        raw = await tool(**verdict.call.args)
-    except Exception as exc:
-        return await adrive(registry, failed(registry, run, verdict.call, exc))
-    return await adrive(registry, succeeded(registry, run, verdict.call, raw))
-
-From sync code, the same with `drive` (an async hook then raises
-`hookreg.AsyncHookError`, as every sync dispatch does).
-"""
+"""The run contract (DESIGN §8) as sans-I/O step generators — tool call, ask, outcome, run — and their drivers."""
 
 from __future__ import annotations
 
@@ -124,7 +95,12 @@ class Dispatch:
 
 
 Steps: TypeAlias = Generator[Dispatch, Any, _R]
-"""A flow: yields `Dispatch` operations, is sent their results, returns `_R`."""
+"""A flow: yields `Dispatch` operations, is sent their results (or thrown their exceptions), returns `_R`.
+
+Flows never call the registry: `drive` performs their dispatches with the sync
+methods, `adrive` awaits the ``a``-twins, so sync loops, async loops and the
+harness share every rule. Flows read ``registry.has_hooks`` to skip contexts
+nobody listens to: drive a flow with the registry it was built with."""
 
 
 def perform(registry: HookRegistry, op: Dispatch) -> Any:
@@ -402,6 +378,18 @@ def gate(  # noqa: PLR0913 -- the call's three parts and the three things a fram
 
     Returns:
         A `GateResult`: ``.allowed`` and ``.call`` to run, else ``.text`` for the model.
+
+    Example:
+        From an async framework callback (from sync code: `drive`)::
+
+            verdict = await adrive(registry, gate(registry, run, name, call_id, raw_args, known=names))
+            if not verdict.allowed:
+                return verdict.text  # the tool never runs
+            try:
+                raw = await tool(**verdict.call.args)
+            except Exception as exc:
+                return await adrive(registry, failed(registry, run, verdict.call, exc))
+            return await adrive(registry, succeeded(registry, run, verdict.call, raw))
 
     Raises:
         StopRun: An ``invalid_tool_call`` hook answered ``stop``, or a hook raised it.
