@@ -26,8 +26,8 @@ this module:
   entry raises `StopRun` whatever the others said.
 - **Fail closed.** A command that exits with an unexpected status, times out
   (it is killed, with every process it started), cannot start, or prints
-  something that starts with ``{`` but is not a JSON object of the protocol's
-  shape, and an HTTP hook that answers a non-2xx status or cannot connect,
+  something that starts with ``{`` or ``[`` but is not a JSON object of the
+  protocol's shape, and an HTTP hook that answers a non-2xx status or cannot connect,
   is a *failure*. At a gate a failure denies unless the entry says
   ``"onFailure": "allow"`` (Claude Code) or ``"fail_mode": "open"``
   (Recursive), or the config was loaded with ``fail_closed=False``; at
@@ -35,8 +35,8 @@ this module:
   hooks); observers' failures are logged and ignored. ``"onFailure":
   "block"`` / ``"fail_mode": "closed"`` make one entry fail closed under
   ``fail_closed=False``. Both hosts fail open; hookreg does not by default.
-- **Plain text on stdout** (a line not starting with ``{``) is ignored, as in
-  Claude Code.
+- **Plain text on stdout** (not starting with ``{`` or ``[``) is ignored, as
+  in Claude Code.
 - **PermissionRequest** runs at ``on_interaction``, where a context carries no
   tool arguments: ``tool_input`` is ``{}``. An entry that does not decide
   passes, leaving the question to the other ``on_interaction`` hooks.
@@ -485,9 +485,9 @@ class _Ran:
 
 
 def _json_object(stdout: str) -> Mapping[str, object] | None:
-    """Stdout's JSON object; ``None`` for plain text. Text starting with ``{`` must be one."""
+    """Stdout's JSON object; ``None`` for plain text. Text starting with ``{`` or ``[`` must be one."""
     text = stdout.strip()
-    if not text.startswith("{"):
+    if not text.startswith(("{", "[")):
         return None
     try:
         data = json.loads(text)
