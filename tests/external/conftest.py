@@ -44,7 +44,6 @@ class Kit:
         """The names logged by the hooks that ran, in order."""
         return self.calls.read_text().split() if self.calls.exists() else []
 
-
     @staticmethod
     def claude(event: str, *commands: str, matcher: str | None = None, **options: object) -> dict[str, Any]:
         """A Claude Code settings mapping: one group of command hooks under `event`."""
@@ -93,4 +92,3 @@ class Surface:
 def surface(request: pytest.FixtureRequest) -> Surface:
     """Each test using it runs once per surface."""
     return Surface(request.param)
-

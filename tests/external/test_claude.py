@@ -90,10 +90,12 @@ def test_ask_reaches_on_interaction(kit: Kit) -> None:
     def deploy(target: str) -> str:
         return f"deployed {target}"
 
-    model = ScriptedModel([
-        ScriptedTurn(tool_calls=[ToolCallRequest("c1", "deploy", {"target": "prod"})]),
-        ScriptedTurn(text="ok"),
-    ])
+    model = ScriptedModel(
+        [
+            ScriptedTurn(tool_calls=[ToolCallRequest("c1", "deploy", {"target": "prod"})]),
+            ScriptedTurn(text="ok"),
+        ]
+    )
     result = Harness(model, [deploy], registry).run("ship")
     assert questions == ["deploy?"]
     assert [m.content for m in result.history if m.role == "tool"] == ["Permission denied: not today"]
@@ -112,7 +114,8 @@ def test_updated_input_rewrites_the_args_before_the_gate(kit: Kit, surface: Surf
         return HookResult.allow()
 
     resolution = surface.resolve(registry, kit.call(command="ls"))
-    assert (dict(resolution.args), resolution.rewritten, resolution.result.allowed) == ({"command": "ls -l"}, True, True)
+    assert dict(resolution.args) == {"command": "ls -l"}
+    assert (resolution.rewritten, resolution.result.allowed) == (True, True)
     assert judged == [{"command": "ls -l"}]
 
 
@@ -207,8 +210,9 @@ def test_a_nonzero_exit_other_than_2_fails_closed_and_is_logged_without_output(
 def test_deny_beats_ask_beats_allow(kit: Kit, surface: Surface) -> None:
     """Across entries of one event the strongest answer wins, whatever the order."""
 
-    def answer(decision: str) -> str:
-        return kit.answering({"hookSpecificOutput": {"permissionDecision": decision, "permissionDecisionReason": decision}})
+    def answer(decision: str) -> Any:
+        output = {"permissionDecision": decision, "permissionDecisionReason": decision}
+        return kit.answering({"hookSpecificOutput": output})
 
     for decisions, expected in [(["allow", "ask", "deny"], "deny"), (["ask", "allow"], "ask"), (["allow"], "allow")]:
         registry = HookRegistry()
@@ -226,7 +230,8 @@ def test_deny_from_json_and_from_top_level_block(kit: Kit, surface: Surface) -> 
         load_hooks_config(registry, kit.claude("PreToolUse", kit.answering(answer)))
         assert surface.resolve(registry, kit.call()).result.reason == reason
     registry = HookRegistry()
-    load_hooks_config(registry, kit.claude("PreToolUse", kit.answering({"hookSpecificOutput": {"permissionDecision": "defer"}})))
+    defer = kit.answering({"hookSpecificOutput": {"permissionDecision": "defer"}})
+    load_hooks_config(registry, kit.claude("PreToolUse", defer))
     assert surface.resolve(registry, kit.call()).result.allowed
 
 
@@ -267,7 +272,8 @@ def test_continue_false_stops_the_harness_run(kit: Kit) -> None:
     def Bash(command: str) -> str:  # noqa: N802 -- Claude Code's tool name
         return "ok"
 
-    model = ScriptedModel([ScriptedTurn(tool_calls=[ToolCallRequest("c1", "Bash", {"command": "ls"})]), "never"])
+    turn = ScriptedTurn(tool_calls=[ToolCallRequest("c1", "Bash", {"command": "ls"})])
+    model = ScriptedModel([turn, ScriptedTurn(text="never")])
     result = Harness(model, [Bash], registry).run("go")
     assert (result.outcome.status, result.outcome.reason) == ("stopped", "done")
 
@@ -292,7 +298,9 @@ def test_failure_modes(kit: Kit, surface: Surface, options: dict[str, str], fail
 def test_user_prompt_submit_blocks_a_prompt(kit: Kit, surface: Surface) -> None:
     """UserPromptSubmit gets the prompt on stdin and exit 2 denies it with stderr."""
     registry = HookRegistry()
-    check = kit.python("p = json.load(sys.stdin)['prompt']\nif 'password' in p:\n    sys.stderr.write('no secrets')\n    sys.exit(2)")
+    check = kit.python(
+        "p = json.load(sys.stdin)['prompt']\nif 'password' in p:\n    sys.stderr.write('no secrets')\n    sys.exit(2)"
+    )
     load_hooks_config(registry, kit.claude("UserPromptSubmit", check))
     point = HookPoint.USER_PROMPT_SUBMIT
     assert surface.decide(registry, point, UserPromptSubmitContext(content="my password is x")).reason == "no secrets"
@@ -303,14 +311,16 @@ def test_stop_block_keeps_the_run_going_and_a_failure_lets_it_stop(kit: Kit, sur
     """At Stop, decision "block" is a deny (feedback); a failing Stop hook lets the run stop."""
     registry = HookRegistry()
     check = kit.python(
-        "d = json.load(sys.stdin)\nprint(json.dumps({} if d['stop_hook_active'] else {'decision': 'block', 'reason': 'run tests'}))"
+        "d = json.load(sys.stdin)\nblock = {'decision': 'block', 'reason': 'run tests'}\n"
+        "print(json.dumps({} if d['stop_hook_active'] else block))"
     )
     load_hooks_config(registry, kit.claude("Stop", check))
-    assert surface.decide(registry, HookPoint.STOP, StopContext(response_text="done", continuation_count=0)).reason == "run tests"
-    assert surface.decide(registry, HookPoint.STOP, StopContext(response_text="done", continuation_count=1)).allowed
+    first, again = (StopContext(response_text="done", continuation_count=n) for n in (0, 1))
+    assert surface.decide(registry, HookPoint.STOP, first).reason == "run tests"
+    assert surface.decide(registry, HookPoint.STOP, again).allowed
     failing = HookRegistry()
     load_hooks_config(failing, kit.claude("Stop", kit.shell("exit 1")))
-    assert surface.decide(failing, HookPoint.STOP, StopContext(response_text="done", continuation_count=0)).allowed
+    assert surface.decide(failing, HookPoint.STOP, first).allowed
 
 
 def test_permission_request_decision_behavior(kit: Kit, surface: Surface) -> None:
@@ -330,7 +340,7 @@ def test_observers_get_their_fields_and_their_failures_are_ignored(kit: Kit, sur
     dump = kit.python(f"open({str(seen)!r}, 'a').write(sys.stdin.read() + '\\n')")
     config = {
         "hooks": {
-            event: [{"hooks": [{"type": "command", "command": dump}, {"type": "command", "command": kit.shell("exit 1")}]}]
+            event: [{"hooks": [{"type": "command", "command": command} for command in (dump, kit.shell("exit 1"))]}]
             for event in ("PostToolUse", "PostToolUseFailure", "Notification")
         }
     }
@@ -344,7 +354,8 @@ def test_observers_get_their_fields_and_their_failures_are_ignored(kit: Kit, sur
     surface.notify(registry, HookPoint.NOTIFICATION, NotificationContext(message="waiting"))
     lines = [json.loads(line) for line in seen.read_text().splitlines()]
     assert [line["hook_event_name"] for line in lines] == ["PostToolUse", "PostToolUseFailure", "Notification"]
-    assert (lines[0]["tool_response"], lines[1]["error"], lines[2]["message"]) == ("a.txt", "OSError: disk full", "waiting")
+    fields = (lines[0]["tool_response"], lines[1]["error"], lines[2]["message"])
+    assert fields == ("a.txt", "OSError: disk full", "waiting")
 
 
 def test_remove_unloads_everything(kit: Kit) -> None:
