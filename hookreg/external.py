@@ -204,8 +204,10 @@ def _read(source: object) -> tuple[Mapping[str, object], str]:
 
 
 def _detect(data: Mapping[str, object], where: str, format: object) -> Format:
-    if format in {"claude", "recursive"}:
-        return format
+    if format == "claude":
+        return "claude"
+    if format == "recursive":
+        return "recursive"
     if format is not None:
         msg = f"Cannot load hooks from {where}: format={format!r} is not a format. Use 'claude', 'recursive' or None."
         raise HookValueError(msg)
@@ -244,7 +246,7 @@ class _Loader:
     """Turns a config mapping into ``(event, points, entries)``, refusing malformed entries by name."""
 
     def __init__(self, dialect: Format, *, strict: bool, fail_closed: bool, project_dir: str) -> None:
-        self.dialect = dialect
+        self.dialect: Format = dialect
         self.strict = strict
         self.fail_closed = fail_closed
         self.project_dir = project_dir
