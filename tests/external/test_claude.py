@@ -174,7 +174,18 @@ def _gone(pid: int) -> bool:
     return False
 
 
-@pytest.mark.parametrize("stdout", ["{not json", "[1, 2]", '{"decision": "blocked"}', '{"continue": "no"}'])
+@pytest.mark.parametrize(
+    "stdout",
+    [
+        "{not json",
+        "[1, 2]",
+        '{"decision": "blocked"}',
+        '{"continue": "no"}',
+        '{"hookSpecificOutput": {"updatedInput": "rm -rf /"}}',
+        '{"hookSpecificOutput": {"permissionDecision": ["allow"]}}',
+        '{"hookSpecificOutput": []}',
+    ],
+)
 def test_bad_json_on_stdout_is_a_failure(kit: Kit, surface: Surface, stdout: str) -> None:
     """Stdout that starts like JSON but is not a valid answer fails the entry, and the gate fails closed."""
     registry = HookRegistry()
@@ -369,3 +380,14 @@ def test_remove_unloads_everything(kit: Kit) -> None:
     assert len(registry) == 0
     assert registry.resolve_tool_call(kit.call()).result.allowed
     assert kit.invocations() == []
+
+
+def test_arguments_that_are_not_json_reach_the_hook_as_text(kit: Kit, surface: Surface, tmp_path: Path) -> None:
+    """A tool argument JSON cannot encode is sent as its str(), rather than failing the call."""
+    seen = tmp_path / "seen.json"
+    registry = HookRegistry()
+    load_hooks_config(
+        registry, kit.claude("PreToolUse", kit.python(f"open({str(seen)!r}, 'w').write(sys.stdin.read())"))
+    )
+    assert surface.resolve(registry, kit.call(command="ls", size=1 + 2j)).result.allowed
+    assert json.loads(seen.read_text())["tool_input"] == {"command": "ls", "size": "(1+2j)"}
