@@ -38,8 +38,12 @@ this module:
 - **Plain text on stdout** (not starting with ``{`` or ``[``) is ignored, as
   in Claude Code.
 - **PermissionRequest** runs at ``on_interaction``, where a context carries no
-  tool arguments: ``tool_input`` is ``{}``. An entry that does not decide
-  passes, leaving the question to the other ``on_interaction`` hooks.
+  tool arguments: ``tool_input`` is ``{}``. When no entry decides (none
+  matched, none answered, or a failure was let through), the hook passes if
+  another ``on_interaction`` hook of the registry it was loaded into will run
+  for this question (a human, say), so that one decides; else it denies, as
+  hookreg does for a question nobody answered. (hookreg has no "abstain"
+  answer: an ``on_interaction`` allow is an approval.)
 - **Matchers of non-tool events** are honoured for ``SessionStart`` (source
   ``"startup"``) and ``PreCompact`` (trigger ``"auto"``); the others match all.
 - **HTTP hooks** expand ``$VAR`` and ``${VAR}`` in header values from
@@ -65,10 +69,12 @@ import subprocess
 import threading
 import urllib.error
 import urllib.request
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, final
 
+from hookreg._dispatch import _filtered_out
 from hookreg._errors import HookTypeError, HookValueError, StopRun
 from hookreg._log import log
 from hookreg._points import HookPoint, HookStyle
@@ -177,7 +183,7 @@ def load_hooks_config(  # noqa: PLR0913 -- the documented options
     loader = _Loader(dialect, strict=strict, fail_closed=fail_closed, project_dir=folder)
     events = loader.claude(data) if dialect == "claude" else loader.recursive(data)
     own = HookRegistry()
-    state = _State()
+    state = _State(registry)
     for event, points, entries in events:
         for point in points:
             hook = _EventHook(state, dialect, event, point, entries, folder, kept=points == _GATE)
@@ -728,7 +734,8 @@ def _call_scope(run: RunContext) -> Scratchpad:
 class _State:
     """What the hooks of one loaded config share."""
 
-    def __init__(self) -> None:
+    def __init__(self, registry: HookRegistry) -> None:
+        self.registry = weakref.ref(registry)  # where the config was loaded: see _EventHook._nobody_else
         self.token = next(_TOKENS)
         self.lock = threading.Lock()
         self.pending_stop: str | None = None  # an async_rewake hook asked to stop the run
@@ -899,4 +906,12 @@ class _EventHook:
             return HookResult.deny(answer.reason or f"denied by the {self._event} hooks")
         if answer.decision is Decision.ASK:
             return HookResult.ask(answer.reason or f"the {self._event} hooks ask for approval")
+        if answer.decision is None and point is _P.ON_INTERACTION and self._nobody_else(ctx):
+            return HookResult.deny(f"no {self._event} hook decided, and no other on_interaction hook answers")
         return HookResult.allow()
+
+    def _nobody_else(self, ctx: Any) -> bool:
+        """Whether no other on_interaction hook of the registry loaded into will run for this question."""
+        registry = self._state.registry()
+        hooks = registry.callbacks(_P.ON_INTERACTION) if registry is not None else ()
+        return all(reg.callback is self or _filtered_out(reg, ctx) for reg in hooks)

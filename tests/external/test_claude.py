@@ -334,15 +334,47 @@ def test_stop_block_keeps_the_run_going_and_a_failure_lets_it_stop(kit: Kit, sur
     assert surface.decide(failing, HookPoint.STOP, first).allowed
 
 
+def _question(tool: str) -> OnInteractionContext:
+    return OnInteractionContext(question=f"{tool}?", options=(), tool_name=tool)
+
+
 def test_permission_request_decision_behavior(kit: Kit, surface: Surface) -> None:
     """PermissionRequest answers the on_interaction question with decision.behavior, matched on the tool."""
     registry = HookRegistry()
-    deny = {"hookSpecificOutput": {"decision": {"behavior": "deny", "message": "not prod"}}}
-    load_hooks_config(registry, kit.claude("PermissionRequest", kit.answering(deny), matcher="deploy"))
-    asked = OnInteractionContext(question="deploy?", options=(), tool_name="deploy")
-    assert surface.decide(registry, HookPoint.ON_INTERACTION, asked).reason == "not prod"
-    other = OnInteractionContext(question="read?", options=(), tool_name="read")
-    assert surface.decide(registry, HookPoint.ON_INTERACTION, other).allowed
+    answers = {
+        "deploy": {"hookSpecificOutput": {"decision": {"behavior": "deny", "message": "not prod"}}},
+        "Read": {"hookSpecificOutput": {"decision": {"behavior": "allow"}}},
+    }
+    config = {
+        "hooks": {
+            "PermissionRequest": [
+                {"matcher": tool, "hooks": [{"type": "command", "command": kit.answering(answer)}]}
+                for tool, answer in answers.items()
+            ]
+        }
+    }
+    load_hooks_config(registry, config)
+    assert surface.decide(registry, HookPoint.ON_INTERACTION, _question("deploy")).reason == "not prod"
+    assert surface.decide(registry, HookPoint.ON_INTERACTION, _question("Read")).allowed
+
+
+def test_an_undecided_permission_request_is_never_an_approval(kit: Kit, surface: Surface) -> None:
+    """A question no entry decides is denied, unless another on_interaction hook will answer it."""
+    registry = HookRegistry()
+    approve_reads = {"hookSpecificOutput": {"decision": {"behavior": "allow"}}}
+    load_hooks_config(registry, kit.claude("PermissionRequest", kit.answering(approve_reads), matcher="Read"))
+    undecided = surface.decide(registry, HookPoint.ON_INTERACTION, _question("Bash"))
+    assert (undecided.allowed, undecided.decided_by) == (False, "claude:PermissionRequest")
+    humans: list[str] = []
+
+    @registry.on_interaction(tools="Bash")
+    def human(ctx: OnInteractionContext) -> HookResult:
+        humans.append(ctx.question)
+        return HookResult.allow("approved by a person")
+
+    assert surface.decide(registry, HookPoint.ON_INTERACTION, _question("Bash")).message == "approved by a person"
+    assert not surface.decide(registry, HookPoint.ON_INTERACTION, _question("Write")).allowed  # the human won't run
+    assert humans == ["Bash?"]
 
 
 def test_observers_get_their_fields_and_their_failures_are_ignored(kit: Kit, surface: Surface, tmp_path: Path) -> None:
