@@ -180,7 +180,7 @@ def load_hooks_config(  # noqa: PLR0913 -- the documented options
     data, where = _read(source)
     dialect = _detect(data, where, format)
     folder = os.fspath(project_dir) if project_dir is not None else os.getcwd()
-    loader = _Loader(dialect, strict=strict, fail_closed=fail_closed, project_dir=folder)
+    loader = _Loader(dialect, strict=strict, fail_closed=fail_closed)
     events = loader.claude(data) if dialect == "claude" else loader.recursive(data)
     own = HookRegistry()
     state = _State(registry)
@@ -251,11 +251,10 @@ class _Entry:
 class _Loader:
     """Turns a config mapping into ``(event, points, entries)``, refusing malformed entries by name."""
 
-    def __init__(self, dialect: Format, *, strict: bool, fail_closed: bool, project_dir: str) -> None:
+    def __init__(self, dialect: Format, *, strict: bool, fail_closed: bool) -> None:
         self.dialect: Format = dialect
         self.strict = strict
         self.fail_closed = fail_closed
-        self.project_dir = project_dir
         self._events = _CLAUDE_EVENTS if dialect == "claude" else _RECURSIVE_EVENTS
 
     def claude(self, data: Mapping[str, object]) -> list[tuple[str, tuple[HookPoint, ...], list[_Entry]]]:
@@ -411,6 +410,8 @@ class _Loader:
 
 
 def _sequence(value: object, where: str) -> Sequence[object]:
+    if value is None:
+        raise _malformed(where, "is missing. Give it a list")
     if not isinstance(value, list):
         raise _malformed(where, f"is a {type(value).__name__}, not a list")
     return value
