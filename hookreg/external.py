@@ -890,15 +890,13 @@ class _EventHook:
     def _finish(self, ctx: Any, answer: _Answer) -> object:
         """Turn the combined answer into what this point's hooks return."""
         point = self._point
+        if answer.stop is not None:
+            raise StopRun(answer.stop)
         if point is _P.TRANSFORM_TOOL_INPUT:
             if self._kept:
                 key = (self._state.token, ctx.call_id)
                 _call_scope(ctx.run).update(_Kept, lambda kept: _Kept({**kept, key: answer}))
-            if answer.stop is not None:
-                raise StopRun(answer.stop)
             return answer.updated_input
-        if answer.stop is not None:
-            raise StopRun(answer.stop)
         if point.style is HookStyle.OBSERVE:
             if answer.decision is Decision.DENY:
                 log("info", "hook_denied", point=point.value, hook=self._name, reason=answer.reason)
