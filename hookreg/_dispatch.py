@@ -310,14 +310,15 @@ async def adrive(steps: Steps) -> Any:
 
 
 async def _acall(reg: Registration, ctx: object) -> Outcome:
-    if not reg.is_async:
+    acall = reg._async_path  # the callable itself when async; a dual-path hook's `acall`
+    if acall is None:
         try:
             return OK, reg.callback(ctx)
         except Exception as exc:  # noqa: BLE001 -- handed to the policy
             return RAISED, exc
     if reg.timeout is None:
         try:
-            return OK, await cast("Awaitable[object]", reg.callback(ctx))
+            return OK, await cast("Awaitable[object]", acall(ctx))
         except Exception as exc:  # noqa: BLE001 -- handed to the policy
             return RAISED, exc
     import asyncio  # noqa: PLC0415 -- deferred: importing asyncio would double the cost of `import hookreg`
@@ -325,7 +326,7 @@ async def _acall(reg: Registration, ctx: object) -> Outcome:
     deadline = asyncio.timeout(reg.timeout)
     try:
         async with deadline:
-            value = await cast("Awaitable[object]", reg.callback(ctx))
+            value = await cast("Awaitable[object]", acall(ctx))
     except Exception as exc:  # noqa: BLE001 -- handed to the policy
         return (_TIMED_OUT if deadline.expired() else RAISED), exc
     # A hook that swallowed its cancellation and returned late still timed out: never a pass.
@@ -351,8 +352,10 @@ class Runners:
         hooks: The hooks, in dispatch order.
         async_hook: The first async hook, which a sync dispatch refuses; or ``None``.
         plan: What the inline loop needs.
-        arun: The async runner, or ``None`` when every hook is sync (the
-            sync dispatch then serves the async one).
+        arun: The async runner, or ``None`` when no hook has an async path
+            (the sync dispatch then serves the async one). Dual-path hooks
+            have one: they keep the plan out of the inline loop, so the async
+            surface awaits their ``acall`` while the sync surface calls them.
     """
 
     __slots__ = ("_position", "_spec", "_steps", "arun", "async_hook", "hooks", "plan")
@@ -364,12 +367,13 @@ class Runners:
         self.async_hook = next((reg for reg in hooks if reg.is_async), None)
         fns = tuple(reg.callback for reg in hooks)
         self._position = {id(fn): i for i, fn in enumerate(fns)}
-        inline = self.async_hook is None and len(self._position) == len(fns)
+        awaits = any(reg._async_path is not None for reg in hooks)
+        inline = not awaits and len(self._position) == len(fns)
         inline = inline and all(reg._matcher is None for reg in hooks)
         done = spec.all_passed if fns else spec.no_hook  # transforms return their subject instead
         self.plan = (spec.ctx_type if inline else _Slow, fns, spec.fast_pass, done, self)
         self.arun: AsyncRunner | None = None
-        if self.async_hook is not None:
+        if awaits:
 
             async def arun(ctx: object) -> object:
                 if ctx.__class__ is not spec.ctx_type:

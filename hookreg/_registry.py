@@ -85,10 +85,12 @@ class Registration:
         tools: The ``tools=`` patterns, or ``None`` for every tool.
         on_error: The failure policy.
         timeout: Seconds an async hook may take, or ``None``.
-        is_async: Whether the callable is async.
+        is_async: Whether the callable is async. A dual-path hook (sync
+            ``__call__`` plus ``async def acall``) is not: a sync dispatch calls it.
     """
 
     __slots__ = (
+        "_async_path",
         "_matcher",
         "_order",
         "_registry",
@@ -110,6 +112,7 @@ class Registration:
     on_error: str
     timeout: float | None
     is_async: bool
+    _async_path: Callable[[Any], Any] | None  # what the async surface awaits: see _async_path_of
     _matcher: Callable[[Any], bool] | None
     _order: int
     _registry: RegistryCore | None
@@ -232,6 +235,14 @@ def _is_async(fn: object) -> bool:
     if inspect.isfunction(fn) or inspect.ismethod(fn) or isinstance(fn, type):
         return False
     return inspect.iscoroutinefunction(type(fn).__call__)
+
+
+def _async_path_of(fn: Callable[..., object], is_async: bool) -> Callable[..., Any] | None:
+    """What the async surface awaits: `fn` itself when async, a dual-path hook's `acall`, else ``None`` (sync)."""
+    if is_async:
+        return fn
+    acall = getattr(fn, "acall", None)
+    return acall if acall is not None and _is_async(acall) else None
 
 
 def _takes_one_argument(fn: Callable[..., object]) -> bool:
@@ -388,11 +399,21 @@ class RegistryCore:
                 )
             matcher = tool_matcher(parsed)
         is_async = _is_async(fn)
+        async_path = _async_path_of(fn, is_async)
+        if async_path is not None and async_path is not fn and not _takes_one_argument(async_path):
+            msg = (
+                f"Cannot {what}: its async path `acall` must accept exactly one positional argument, the "
+                f"{point.context.__name__}, but its signature is {inspect.signature(async_path)}."
+            )
+            raise HookSignatureError(msg, point=point, callback=fn)
         if timeout is not None:
             if not isinstance(timeout, int | float) or isinstance(timeout, bool):
                 raise type_error(f"timeout= must be a number of seconds, not {type(timeout).__name__}.")
-            if not is_async:
-                raise value_error("timeout= applies only to async callables. Make the hook async or drop timeout=.")
+            if async_path is None:
+                raise value_error(
+                    "timeout= applies only to async callables (an async def, or an object with an "
+                    "`async def acall` beside its __call__). Make the hook async or drop timeout=."
+                )
             if not (timeout > 0 and math.isfinite(timeout)):
                 raise value_error(f"timeout={timeout!r} must be a positive, finite number of seconds.")
         return Registration(
@@ -404,6 +425,7 @@ class RegistryCore:
             on_error=on_error if on_error is not None else policies[0],
             timeout=float(timeout) if timeout is not None else None,
             is_async=is_async,
+            _async_path=async_path,
             _matcher=matcher,
             _order=next(_ORDER),
             _registry=self,

@@ -1,0 +1,1 @@
+"""Tests of hookreg.external: Claude Code and Recursive hook configs run as real processes."""
