@@ -15,6 +15,7 @@ from hookreg import (
     PostToolCallContext,
     PostToolCallFailureContext,
     PreToolCallDecideContext,
+    PreTurnContext,
     Registration,
     RequestPatch,
     ToolCallResolution,
@@ -81,10 +82,15 @@ def tool_logger(ctx: PostToolCallContext | PostToolCallFailureContext) -> None:
     pass
 
 
+def turn_gate(ctx: PreTurnContext) -> HookResult:
+    return HookResult.allow()
+
+
 assert_type(registry.register("post_tool_call", audit), Registration)
 assert_type(registry.register("pre_tool_call_decide", gate, tools="bash", on_error="deny"), Registration)
 assert_type(registry.register("transform_tool_input", add_timeout), Registration)
 assert_type(registry.register("post_tool_call_failure", tool_logger), Registration)
+assert_type(registry.register("pre_turn", turn_gate, on_error="raise"), Registration)
 registry.register("pre_tool_call_decide", lambda ctx: HookResult.deny(ctx.tool_name))  # ctx is the point's context
 registry.register(HookPoint.MODEL_SELECT, lambda ctx: ctx.selected_model)
 
@@ -145,13 +151,13 @@ registry.register("pre_tool_call_decide", audit)  # type: ignore[arg-type]  # an
 registry.register(HookPoint.MODEL_SELECT, lambda ctx: ctx.tool_name)  # type: ignore[attr-defined]
 registry.register("post_turn", tool_logger)  # type: ignore[arg-type]
 registry.register("post_tool_call", audit, tools=3)  # type: ignore[call-overload]
-registry.register("post_turn", audit, tools="bash")  # type: ignore[arg-type]
+registry.register("pre_turn", turn_gate, tools="bash")  # type: ignore[arg-type]  # pre_turn is not tool-scoped
 registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, gate, on_error="skip")  # type: ignore[arg-type]
 for point in HookPoint:
     registry.register(point, gate)  # type: ignore[arg-type]  # at a run-time point the hook must take any context
     registry.register(point.value, returns_bool)  # type: ignore[arg-type]
     registry.register(point, lambda ctx: 0)  # type: ignore[arg-type, return-value]
-widened = HookPoint.PRE_TOOL_CALL_DECIDE  # not Final: mypy widens it to HookPoint
+widened = HookPoint.PRE_TOOL_CALL_DECIDE  # not Final: mypy widens it to HookPoint (pyright keeps the literal)
 registry.register(widened, gate)  # type: ignore[arg-type]
 registry.decide(HookPoint.POST_TOOL_CALL, ctx)  # type: ignore[call-overload]
 registry.decide(HookPoint.STOP, ctx)  # type: ignore[call-overload]
