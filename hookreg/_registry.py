@@ -360,8 +360,8 @@ class RegistryCore:
         same = next((r for r in hooks if _same_callable(r.callback, fn)), None)
         if same is not None:
             msg = (
-                f"{same.name!r} is already registered at {same.point}; registering the same callable again runs "
-                "it twice. Pass name= to replace it instead, or a distinct name= to run it twice on purpose."
+                f"{same.name!r} is already registered at {same.point}; registering the same callable again "
+                f"runs it twice. Pass name={same.name!r} to replace it instead, or a distinct name= to keep both."
             )
             warnings.warn(msg, DuplicateHookWarning, stacklevel=stacklevel)
             return None

@@ -309,7 +309,12 @@ def test_the_same_callable_again_registers_twice_and_warns_at_the_caller() -> No
         registry.post_tool_call(priority=1)(observe)
     assert [w.category for w in caught] == [DuplicateHookWarning] * 3
     assert [w.filename for w in caught] == [__file__] * 3
-    assert all("name=" in str(w.message) and "twice" in str(w.message) for w in caught)
+    originals = [reg.name for reg in registry.callbacks(HookPoint.POST_TOOL_CALL) if reg.priority == 0][:3]
+    assert [str(w.message) for w in caught] == [
+        f"{name!r} is already registered at post_tool_call; registering the same callable again runs it twice. "
+        f"Pass name={name!r} to replace it instead, or a distinct name= to keep both."
+        for name in originals
+    ]
     assert len(registry.callbacks(HookPoint.POST_TOOL_CALL)) == 6
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # other objects, equal or not, are other hooks: silently
