@@ -157,8 +157,8 @@ for point in HookPoint:
     registry.register(point, gate)  # type: ignore[arg-type]  # at a run-time point the hook must take any context
     registry.register(point.value, returns_bool)  # type: ignore[arg-type]
     registry.register(point, lambda ctx: 0)  # type: ignore[arg-type, return-value]
-widened = HookPoint.PRE_TOOL_CALL_DECIDE  # not Final: mypy widens it to HookPoint (pyright keeps the literal)
-registry.register(widened, gate)  # type: ignore[arg-type]
+widened = HookPoint.PRE_TOOL_CALL_DECIDE  # not Final: mypy widens it to HookPoint
+registry.register(widened, gate)  # type: ignore[arg-type]  # mypy only: pyright keeps the literal
 registry.decide(HookPoint.POST_TOOL_CALL, ctx)  # type: ignore[call-overload]
 registry.decide(HookPoint.STOP, ctx)  # type: ignore[call-overload]
 registry.notify(HookPoint.PRE_TOOL_CALL_DECIDE, ctx)  # type: ignore[call-overload]
