@@ -59,20 +59,31 @@ CELLS = {
 
 
 @pytest.fixture(scope="module")
-def outputs() -> dict[str, str]:
-    """Run the cells in one fresh kernel importing this hookreg; return each cell's printed output."""
+def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Run the cells in one fresh kernel importing this hookreg; return what each cell printed to stdout.
+
+    A cell that raises fails here (nbclient raises CellExecutionError). The kernel's
+    connection file and IPython's profile go to a temporary directory, not the home one.
+    """
     v4: Any = nbformat.v4  # its builders are unannotated
     notebook = v4.new_notebook()
     notebook.cells = [v4.new_code_cell(source) for source in CELLS.values()]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    scratch = tmp_path_factory.mktemp("jupyter")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "IPYTHONDIR": str(scratch / "ipython"),
+    }
     client = NotebookClient(notebook, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(ROOT)}})
-    client.execute(env=env)
-    printed: dict[str, str] = {}
-    for label, executed in zip(CELLS, notebook.cells, strict=True):
-        streams = [out for out in executed.outputs if out.output_type == "stream"]
-        assert all(out.name == "stdout" for out in streams), f"{label}: {streams}"
-        printed[label] = "".join(out.text for out in streams).strip()
-    return printed
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("JUPYTER_RUNTIME_DIR", str(scratch / "runtime"))
+        client.execute(env=env)
+    return {
+        label: "".join(
+            out.text for out in executed.outputs if out.output_type == "stream" and out.name == "stdout"
+        ).strip()
+        for label, executed in zip(CELLS, notebook.cells, strict=True)
+    }
 
 
 def report(outputs: dict[str, str], label: str) -> dict[str, Any]:
