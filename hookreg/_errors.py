@@ -79,7 +79,7 @@ class IncludeError(HookValueError):
 
 
 class DuplicateHookWarning(UserWarning):
-    """The same plain function was registered again at a point without `name=`."""
+    """The very same callable was registered again at a point without `name=`: it will run twice."""
 
 
 class StopRun(Exception):  # noqa: N818 -- a signal, named for what it does, like StopIteration

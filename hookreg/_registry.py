@@ -264,19 +264,32 @@ def _takes_one_argument(fn: Callable[..., object]) -> bool:
     return True
 
 
-def _same_plain_function(a: object, b: object) -> bool:
-    """Whether `a` and `b` are the same module-level code: the re-run notebook cell case."""
-    if not (isinstance(a, types.FunctionType) and isinstance(b, types.FunctionType)):
-        return False
-    if a.__closure__ is not None or b.__closure__ is not None:
-        return False
-    return (a.__module__, a.__qualname__, a.__code__, a.__defaults__, a.__kwdefaults__) == (
-        b.__module__,
-        b.__qualname__,
-        b.__code__,
-        b.__defaults__,
-        b.__kwdefaults__,
+def _same_callable(a: object, b: object) -> bool:
+    """Whether `a` and `b` are the very same callable (a bound method: the same function of the same object)."""
+    if a is b:
+        return True
+    return (
+        isinstance(a, types.MethodType)
+        and isinstance(b, types.MethodType)
+        and a.__self__ is b.__self__
+        and a.__func__ is b.__func__
     )
+
+
+def _rerun_key(fn: object) -> tuple[str, str] | None:
+    """The ``(__module__, __qualname__)`` by which a re-run notebook cell's function replaces its predecessor.
+
+    Only a plain function defined at module level has one: a lambda, a closure
+    (a factory makes many distinct hooks, whatever their names), a nested
+    function, a partial, a bound method or a callable object gives ``None`` and
+    never replaces implicitly. A function decorated by a wrapper is a closure.
+    """
+    if not isinstance(fn, types.FunctionType) or fn.__closure__ is not None:
+        return None
+    module, qualname = fn.__module__, fn.__qualname__
+    if not isinstance(module, str) or "<" in qualname:  # <locals>, <lambda>
+        return None
+    return module, qualname
 
 
 class RegistryCore:
@@ -317,18 +330,12 @@ class RegistryCore:
         reg = self._validate(point, fn, name, priority, tools, on_error, timeout)
         with _LOCK:
             hooks = self._own[point]
-            old = next((r for r in hooks if r.name == name), None) if name is not None else None
+            old = self._predecessor(hooks, fn, name, stacklevel + 1)
             if old is not None:
                 object.__setattr__(reg, "_order", old._order)
                 object.__setattr__(old, "_registry", None)
                 hooks[hooks.index(old)] = reg
             else:
-                if name is None and any(_same_plain_function(r.callback, fn) for r in hooks):
-                    msg = (
-                        f"{reg.name!r} is already registered at {point}; registering it again runs it twice. "
-                        "Pass name= to replace it instead (the re-run notebook cell case)."
-                    )
-                    warnings.warn(msg, DuplicateHookWarning, stacklevel=stacklevel)
                 hooks.append(reg)
             self._changed(point)
         if old is not None:
@@ -336,6 +343,31 @@ class RegistryCore:
         elif debug_enabled():
             log("debug", "hook_registered", point=point.value, hook=reg.name)
         return reg
+
+    @staticmethod
+    def _predecessor(hooks: list[Registration], fn: object, name: str | None, stacklevel: int) -> Registration | None:
+        """The registration that registering `fn` as `name` replaces, if any (DESIGN §4, Replacement).
+
+        An explicit `name` replaces the earliest hook of that name. Without one,
+        a module-level function replaces the earliest hook whose callback is
+        another function of the same ``__module__`` and ``__qualname__``: the
+        same cell run again, edited or not. The very same callable registered
+        again is not replaced but registered twice, with a warning.
+        """
+        if name is not None:
+            return next((r for r in hooks if r.name == name), None)
+        same = next((r for r in hooks if _same_callable(r.callback, fn)), None)
+        if same is not None:
+            msg = (
+                f"{same.name!r} is already registered at {same.point}; registering the same callable again "
+                f"runs it twice. Pass name={same.name!r} to replace it instead, or a distinct name= to keep both."
+            )
+            warnings.warn(msg, DuplicateHookWarning, stacklevel=stacklevel)
+            return None
+        key = _rerun_key(fn)
+        if key is None:
+            return None
+        return next((r for r in hooks if _rerun_key(r.callback) == key), None)
 
     def _validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each with its message
         self,
@@ -367,8 +399,11 @@ class RegistryCore:
             raise HookSignatureError(msg, point=point, callback=fn)
         if name is not None and not isinstance(name, str):
             raise type_error(f"name= must be a str, not {type(name).__name__}.")
-        if name == "":
-            raise value_error("name= is empty. Give a non-empty name, or omit it to use the function's name.")
+        if name is not None and not name.strip():
+            raise value_error(
+                f"name={name!r} is empty or blank. Give a name with a visible character, or omit name= to use "
+                "the function's name."
+            )
         if not isinstance(priority, int) or isinstance(priority, bool):
             raise type_error(f"priority= must be an int, not {type(priority).__name__}.")
         policies = _POLICIES[point.style]

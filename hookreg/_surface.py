@@ -45,6 +45,7 @@ __all__ = [
     "CompactionObserver",
     "DeciderOnError",
     "HookRegistry",
+    "HookReturn",
     "InteractionDecider",
     "InvalidToolCallDecider",
     "ModelRequestPatcher",
@@ -137,6 +138,20 @@ StopDecider: TypeAlias = Callable[[StopContext], Awaitable[HookResult] | HookRes
 """A ``stop`` hook (decide): takes StopContext, returns HookResult."""
 SessionEndObserver: TypeAlias = Callable[[OnSessionEndContext], Awaitable[None] | None]
 """A ``on_session_end`` hook (observe): takes OnSessionEndContext, returns None."""
+
+HookReturn: TypeAlias = (
+    Awaitable[HookResult | RequestPatch | str | TurnAction | InvalidToolCallAction | Mapping[str, object] | None]
+    | HookResult
+    | RequestPatch
+    | str
+    | TurnAction
+    | InvalidToolCallAction
+    | Mapping[str, object]
+    | None
+)
+"""What some point's hooks return, or an awaitable of it. ``register()`` at a point known only at
+run time takes a ``Callable[[object], HookReturn]``: a context-agnostic hook; a ``bool`` or an ``int``
+is refused."""
 
 _SetupObserverT = TypeVar("_SetupObserverT", bound=SetupObserver)
 _SessionStartObserverT = TypeVar("_SessionStartObserverT", bound=SessionStartObserver)
@@ -926,7 +941,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.SETUP],
+            point: Literal[HookPoint.SETUP, "setup"],
             fn: SetupObserver,
             /,
             *,
@@ -938,7 +953,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.ON_SESSION_START],
+            point: Literal[HookPoint.ON_SESSION_START, "on_session_start"],
             fn: SessionStartObserver,
             /,
             *,
@@ -950,7 +965,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.USER_PROMPT_SUBMIT],
+            point: Literal[HookPoint.USER_PROMPT_SUBMIT, "user_prompt_submit"],
             fn: UserPromptDecider,
             /,
             *,
@@ -962,7 +977,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.PRE_TURN],
+            point: Literal[HookPoint.PRE_TURN, "pre_turn"],
             fn: PreTurnDecider,
             /,
             *,
@@ -974,7 +989,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.PRE_MODEL_CALL],
+            point: Literal[HookPoint.PRE_MODEL_CALL, "pre_model_call"],
             fn: ModelRequestPatcher,
             /,
             *,
@@ -986,7 +1001,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.MODEL_SELECT],
+            point: Literal[HookPoint.MODEL_SELECT, "model_select"],
             fn: ModelSelector,
             /,
             *,
@@ -998,7 +1013,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.TEXT_DELTA],
+            point: Literal[HookPoint.TEXT_DELTA, "text_delta"],
             fn: TextDeltaObserver,
             /,
             *,
@@ -1010,7 +1025,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.REASONING_DELTA],
+            point: Literal[HookPoint.REASONING_DELTA, "reasoning_delta"],
             fn: ReasoningDeltaObserver,
             /,
             *,
@@ -1022,7 +1037,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.TOOL_CALL_DELTA],
+            point: Literal[HookPoint.TOOL_CALL_DELTA, "tool_call_delta"],
             fn: ToolCallDeltaObserver,
             /,
             *,
@@ -1035,7 +1050,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.MODEL_TURN_FINISHED],
+            point: Literal[HookPoint.MODEL_TURN_FINISHED, "model_turn_finished"],
             fn: TurnFinishedDecider,
             /,
             *,
@@ -1047,7 +1062,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.INVALID_TOOL_CALL],
+            point: Literal[HookPoint.INVALID_TOOL_CALL, "invalid_tool_call"],
             fn: InvalidToolCallDecider,
             /,
             *,
@@ -1060,7 +1075,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.TRANSFORM_TOOL_INPUT],
+            point: Literal[HookPoint.TRANSFORM_TOOL_INPUT, "transform_tool_input"],
             fn: ToolInputTransformer,
             /,
             *,
@@ -1073,7 +1088,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.PRE_TOOL_CALL_DECIDE],
+            point: Literal[HookPoint.PRE_TOOL_CALL_DECIDE, "pre_tool_call_decide"],
             fn: PreToolCallDecider,
             /,
             *,
@@ -1086,7 +1101,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.PERMISSION_DENIED],
+            point: Literal[HookPoint.PERMISSION_DENIED, "permission_denied"],
             fn: PermissionDeniedObserver,
             /,
             *,
@@ -1099,7 +1114,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.POST_TOOL_CALL_FAILURE],
+            point: Literal[HookPoint.POST_TOOL_CALL_FAILURE, "post_tool_call_failure"],
             fn: ToolFailureObserver,
             /,
             *,
@@ -1112,7 +1127,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.ON_TOOL_ERROR],
+            point: Literal[HookPoint.ON_TOOL_ERROR, "on_tool_error"],
             fn: ToolErrorTransformer,
             /,
             *,
@@ -1125,7 +1140,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.TRANSFORM_TOOL_RESULT],
+            point: Literal[HookPoint.TRANSFORM_TOOL_RESULT, "transform_tool_result"],
             fn: ToolResultTransformer,
             /,
             *,
@@ -1138,7 +1153,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.POST_TOOL_CALL],
+            point: Literal[HookPoint.POST_TOOL_CALL, "post_tool_call"],
             fn: PostToolCallObserver,
             /,
             *,
@@ -1151,7 +1166,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.POST_TURN],
+            point: Literal[HookPoint.POST_TURN, "post_turn"],
             fn: PostTurnObserver,
             /,
             *,
@@ -1163,7 +1178,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.PRE_COMPACT],
+            point: Literal[HookPoint.PRE_COMPACT, "pre_compact"],
             fn: PreCompactObserver,
             /,
             *,
@@ -1175,7 +1190,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.ON_COMPACTION],
+            point: Literal[HookPoint.ON_COMPACTION, "on_compaction"],
             fn: CompactionObserver,
             /,
             *,
@@ -1187,7 +1202,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.ON_INTERACTION],
+            point: Literal[HookPoint.ON_INTERACTION, "on_interaction"],
             fn: InteractionDecider,
             /,
             *,
@@ -1200,7 +1215,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.SUBAGENT_START],
+            point: Literal[HookPoint.SUBAGENT_START, "subagent_start"],
             fn: SubagentStartObserver,
             /,
             *,
@@ -1212,7 +1227,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.SUBAGENT_STOP],
+            point: Literal[HookPoint.SUBAGENT_STOP, "subagent_stop"],
             fn: SubagentStopObserver,
             /,
             *,
@@ -1224,7 +1239,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.NOTIFICATION],
+            point: Literal[HookPoint.NOTIFICATION, "notification"],
             fn: NotificationObserver,
             /,
             *,
@@ -1236,7 +1251,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.STOP],
+            point: Literal[HookPoint.STOP, "stop"],
             fn: StopDecider,
             /,
             *,
@@ -1248,7 +1263,7 @@ class HookRegistry(RegistryCore):
         @overload
         def register(
             self,
-            point: Literal[HookPoint.ON_SESSION_END],
+            point: Literal[HookPoint.ON_SESSION_END, "on_session_end"],
             fn: SessionEndObserver,
             /,
             *,
@@ -1261,7 +1276,7 @@ class HookRegistry(RegistryCore):
         def register(
             self,
             point: HookPoint,
-            fn: Callable[[object], object],
+            fn: Callable[[object], HookReturn],
             /,
             *,
             name: str | None = None,
@@ -1274,7 +1289,7 @@ class HookRegistry(RegistryCore):
         def register(
             self,
             point: str,
-            fn: Callable[[object], object],
+            fn: Callable[[object], HookReturn],
             /,
             *,
             name: str | None = None,
@@ -1287,7 +1302,7 @@ class HookRegistry(RegistryCore):
     def register(  # noqa: PLR0913 -- the documented options
         self,
         point: HookPoint | str,
-        fn: Callable[[Any], object],
+        fn: Callable[[Any], HookReturn],
         /,
         *,
         name: str | None = None,
@@ -1298,12 +1313,22 @@ class HookRegistry(RegistryCore):
     ) -> Registration:
         """Register `fn` at `point` and return its handle.
 
+        At a point named statically (``HookPoint.POST_TOOL_CALL``, ``"post_tool_call"``
+        or a ``Final`` constant bound to either) type checkers hold `fn` to that
+        point's callable type (``PostToolCallObserver``); a hook that does not fit
+        it is reported against the catch-all ``Callable[[object], HookReturn]``.
+        At a point known only at run time, `fn` must take any context (annotate it
+        ``object``) and return a `HookReturn`.
+
         Args:
             point: A HookPoint or its value string.
             fn: The hook: a function, lambda, async function or other callable
                 taking the point's context.
             name: Its name; registering an existing name at this point replaces
                 that hook in place. Defaults to the callable's qualified name.
+                Without it, a module-level function replaces a registration of
+                another function with the same module and qualified name (a
+                re-run notebook cell).
             priority: Higher runs first; equal priorities run in registration order.
             tools: Tool names or ``fnmatch`` globs, or ``name(key=glob)`` to test a string
                 argument too, as in ``"bash(command=git *)"`` (tool-scoped points only).

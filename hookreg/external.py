@@ -79,7 +79,7 @@ from hookreg._errors import HookTypeError, HookValueError, StopRun
 from hookreg._log import log
 from hookreg._points import HookPoint, HookStyle
 from hookreg._results import Decision, HookResult
-from hookreg._surface import HookRegistry
+from hookreg._surface import HookRegistry, HookReturn
 
 if TYPE_CHECKING:
     from hookreg._context import RunContext, Scratchpad
@@ -775,14 +775,14 @@ class _EventHook:
     def __repr__(self) -> str:
         return f"<{self._dialect} {self._event} hook at {self._point}: {len(self._entries)} entries>"
 
-    def __call__(self, ctx: Any) -> object:
+    def __call__(self, ctx: Any) -> HookReturn:
         answer = self._kept_answer(ctx)
         if answer is None:
             body, entries = self._start(ctx)
             answer = _combine([self._outcome(entry, body) for entry in entries])
         return self._finish(ctx, answer)
 
-    async def acall(self, ctx: Any) -> object:
+    async def acall(self, ctx: Any) -> HookReturn:
         """The async path: the entries run concurrently, none blocks the event loop."""
         answer = self._kept_answer(ctx)
         if answer is None:
@@ -887,7 +887,7 @@ class _EventHook:
             return _NO_ANSWER
         return _Answer(Decision.DENY, f"hook {entry.name} {failure.why}; the action was denied")
 
-    def _finish(self, ctx: Any, answer: _Answer) -> object:
+    def _finish(self, ctx: Any, answer: _Answer) -> HookReturn:
         """Turn the combined answer into what this point's hooks return."""
         point = self._point
         if answer.stop is not None:

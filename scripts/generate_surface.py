@@ -115,7 +115,9 @@ ObserverOnError: TypeAlias = Literal["ignore", "raise"]
 def generate() -> str:
     contexts = sorted({ctx for _, ctx, *_ in POINTS})
     aliases = [alias for _, _, alias, _, _ in POINTS]
-    exported = sorted([*aliases, "DeciderOnError", "HookRegistry", "ObserverOnError", "TransformerOnError"])
+    exported = sorted(
+        [*aliases, "DeciderOnError", "HookRegistry", "HookReturn", "ObserverOnError", "TransformerOnError"]
+    )
     out = [
         HEADER.format(
             contexts="\n".join(f"    {c}," for c in contexts),
@@ -125,6 +127,7 @@ def generate() -> str:
     for member, ctx, alias, returns, _ in POINTS:
         out.append(f"{alias}: TypeAlias = Callable[[{ctx}], Awaitable[{returns}] | {returns}]\n")
         out.append(f'"""A ``{member.lower()}`` hook ({style_of(alias)}): takes {ctx}, returns {returns}."""\n')
+    out.append(hook_return())
     out.append("\n")
     for _, _, alias, _, _ in POINTS:
         out.append(f'_{alias}T = TypeVar("_{alias}T", bound={alias})\n')
@@ -203,6 +206,18 @@ def decorator(member: str, ctx: str, alias: str, returns: str) -> str:
     )
 
 
+def hook_return() -> str:
+    """The HookReturn alias: every type some point's hooks may return, and awaitables of them."""
+    kinds = dict.fromkeys(kind for *_, returns, _ in POINTS for kind in returns.split(" | "))
+    union = " | ".join(sorted(kinds, key=lambda kind: kind == "None"))  # None last, in table order otherwise
+    return (
+        f"\nHookReturn: TypeAlias = Awaitable[{union}] | {union}\n"
+        '"""What some point\'s hooks return, or an awaitable of it. ``register()`` at a point known only at\n'
+        "run time takes a ``Callable[[object], HookReturn]``: a context-agnostic hook; a ``bool`` or an ``int``\n"
+        'is refused."""\n'
+    )
+
+
 def register() -> str:
     out = []
     for member, _, alias, _, _ in POINTS:
@@ -211,19 +226,21 @@ def register() -> str:
     @overload
     def register(
         self,
-        point: Literal[HookPoint.{member}],
+        point: Literal[HookPoint.{member}, "{member.lower()}"],
         fn: {alias},
         /,
         *,
 {options(member, policy)}    ) -> Registration: ...""")
-    generic = options("PRE_TOOL_CALL_DECIDE", "str").replace("on_error: str | None", "on_error: str | None")
+    generic = options("PRE_TOOL_CALL_DECIDE", "str")
+    # The catch-alls take any point, so their hook must take any context: `object`, not `Any`, which
+    # would let a hook for another point's context through at a literal point whose own overload refused it.
     for point_type in ("HookPoint", "str"):
         out.append(f"""
     @overload
     def register(
         self,
         point: {point_type},
-        fn: Callable[[object], object],
+        fn: Callable[[object], HookReturn],
         /,
         *,
 {generic}    ) -> Registration: ...""")
@@ -232,11 +249,18 @@ def register() -> str:
     def register(  # noqa: PLR0913 -- the documented options
         self,
         point: HookPoint | str,
-        fn: Callable[[Any], object],
+        fn: Callable[[Any], HookReturn],
         /,
         *,
 {generic}    ) -> Registration:
         """Register `fn` at `point` and return its handle.
+
+        At a point named statically (``HookPoint.POST_TOOL_CALL``, ``"post_tool_call"``
+        or a ``Final`` constant bound to either) type checkers hold `fn` to that
+        point's callable type (``PostToolCallObserver``); a hook that does not fit
+        it is reported against the catch-all ``Callable[[object], HookReturn]``.
+        At a point known only at run time, `fn` must take any context (annotate it
+        ``object``) and return a `HookReturn`.
 
         Args:
             point: A HookPoint or its value string.
@@ -244,6 +268,9 @@ def register() -> str:
                 taking the point's context.
             name: Its name; registering an existing name at this point replaces
                 that hook in place. Defaults to the callable's qualified name.
+                Without it, a module-level function replaces a registration of
+                another function with the same module and qualified name (a
+                re-run notebook cell).
             priority: Higher runs first; equal priorities run in registration order.
             tools: Tool names or ``fnmatch`` globs, or ``name(key=glob)`` to test a string
                 argument too, as in ``"bash(command=git *)"`` (tool-scoped points only).

@@ -49,7 +49,7 @@ from hookreg import (
 
 ROOT = Path(__file__).resolve().parent.parent
 
-Does = Callable[[Any], object]
+Does = Callable[[Any], Any]
 """What a scenario hook does with its context."""
 
 TOOL = PreToolCallDecideContext(tool_name="bash", args={"command": "ls"}, call_id="c1")
@@ -252,7 +252,7 @@ SCENARIOS = [scenario for kit in KITS for scenario in _point_scenarios(kit)] + _
 ASYNC_MODES = ("async-hooks", "mixed-hooks", "sync-hooks-awaited")
 
 
-def _callable(hook: Hook, calls: list[str], is_async: bool) -> Callable[[Any], object]:
+def _callable(hook: Hook, calls: list[str], is_async: bool) -> Callable[[Any], Any]:
     def sync_hook(ctx: Any) -> object:
         calls.append(hook.name)
         return hook.does(ctx)
@@ -421,7 +421,7 @@ def test_sync_callables_are_not_async() -> None:
     [lambda ctx: None, functools.partial(lambda ctx: None), print],
     ids=["lambda", "partial", "builtin"],
 )
-def test_timeout_on_a_sync_callable_is_refused(fn: Callable[[object], object]) -> None:
+def test_timeout_on_a_sync_callable_is_refused(fn: Callable[[object], None]) -> None:
     """timeout= on a sync callable is a ValueError at registration, naming the callable."""
     registry = HookRegistry()
     with pytest.raises(ValueError, match="timeout= applies only to async callables") as info:
@@ -683,15 +683,14 @@ def test_a_method_accepts_the_points_value_string() -> None:
 # --- timeouts -------------------------------------------------------------------------
 
 
-def _stuck(cleanups: list[str]) -> Callable[[Any], Coroutine[Any, Any, object]]:
+def _stuck(cleanups: list[str]) -> Callable[[Any], Coroutine[Any, Any, None]]:
     """An async hook that waits on an event nobody sets: only its timeout (or a cancel) ends it."""
 
-    async def stuck(ctx: object) -> object:
+    async def stuck(ctx: object) -> None:
         try:
             await asyncio.Event().wait()
         finally:
             cleanups.append("cancelled")
-        return None
 
     return stuck
 
@@ -740,7 +739,7 @@ def test_an_expired_timeout_is_a_failure_handled_by_on_error(case: Expiry) -> No
     options: dict[str, Any] = {} if case.on_error is None else {"on_error": case.on_error}
     registry.register(case.point, _stuck(cleanups), name="stuck", timeout=0.01, **options)
 
-    def after(ctx: object) -> object:
+    def after(ctx: object) -> Any:
         calls.append("after")
         return case.then(ctx)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Final
+from typing import Final, NoReturn
 
 import pytest
 from structlog.testing import capture_logs
@@ -40,15 +40,15 @@ def call(**args: object) -> PreToolCallDecideContext:
     return PreToolCallDecideContext(tool_name="bash", args=args, call_id="c1")
 
 
-def counted(result: object, counts: dict[str, int], name: str) -> Callable[[object], object]:
-    def hook(ctx: object) -> object:
+def counted(result: HookResult, counts: dict[str, int], name: str) -> Callable[[object], HookResult]:
+    def hook(ctx: object) -> HookResult:
         counts[name] = counts.get(name, 0) + 1
         return result
 
     return hook
 
 
-def boom(ctx: object) -> object:
+def boom(ctx: object) -> NoReturn:
     raise RuntimeError("secret detail")
 
 
@@ -108,7 +108,7 @@ def test_decider_wrong_return_fails_closed(bad: object) -> None:
     """A decider returning anything but HookResult is a failure that denies, never an allow."""
     registry = HookRegistry()
     counts: dict[str, int] = {}
-    registry.register(GATE, lambda ctx: bad, name="sloppy")
+    registry.register(GATE, lambda ctx: bad, name="sloppy")  # type: ignore[arg-type, return-value]  # on purpose
     registry.register(GATE, counted(HookResult.allow(), counts, "later"))
     with capture_logs() as logs:
         result = registry.decide(GATE, call())
@@ -306,7 +306,7 @@ def test_pre_model_call_merges_patches_onto_the_base() -> None:
 def test_transform_wrong_return_raises_by_default(bad: object) -> None:
     """A transform returning the wrong type raises HookReturnError under the default policy."""
     registry = HookRegistry()
-    registry.register(INPUT, lambda ctx: bad, name="t")
+    registry.register(INPUT, lambda ctx: bad, name="t")  # type: ignore[arg-type, return-value]  # on purpose
     with pytest.raises(HookReturnError, match=r"Hook 't' at transform_tool_input returned") as info:
         registry.transform(INPUT, call())
     assert isinstance(info.value, TypeError)
@@ -318,7 +318,7 @@ def test_transform_ignore_keeps_value_so_far() -> None:
     registry = HookRegistry()
     registry.register(INPUT, lambda ctx: {"a": 1})
     registry.register(INPUT, boom, name="b", on_error="ignore")
-    registry.register(INPUT, lambda ctx: 7, name="wrong", on_error="ignore")
+    registry.register(INPUT, lambda ctx: 7, name="wrong", on_error="ignore")  # type: ignore[arg-type, return-value]
     registry.register(INPUT, lambda ctx: {**ctx.args, "c": 2})
     with capture_logs() as logs:
         assert dict(registry.transform(INPUT, call())) == {"a": 1, "c": 2}
@@ -513,7 +513,7 @@ def test_a_sync_hook_returning_another_awaitable_is_a_wrong_return() -> None:
             return iter(())
 
     registry = HookRegistry()
-    registry.register(GATE, lambda ctx: Later(), name="later", on_error="raise")
+    registry.register(GATE, lambda ctx: Later(), name="later", on_error="raise")  # type: ignore[arg-type, return-value]
     with pytest.raises(HookReturnError, match="awaitable from a sync callable"):
         registry.decide(GATE, call())
 

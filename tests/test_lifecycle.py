@@ -6,7 +6,7 @@ import asyncio
 import pathlib
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 import structlog
@@ -586,7 +586,7 @@ def test_a_failing_session_end_observer_never_replaces_the_exception_ending_the_
 def test_a_failing_session_end_observer_propagates_on_a_normal_end(run_flow: Run) -> None:
     """With no exception ending the run, a raising on_session_end observer's error reaches the caller."""
     registry = HookRegistry()
-    registry.register(P.ON_SESSION_END, lambda ctx: 1 / 0, on_error="raise")
+    registry.register(P.ON_SESSION_END, _broken, on_error="raise")
     with pytest.raises(ZeroDivisionError):
         run_flow(registry, RunState(registry, RunContext()).end(RunOutcome(status="completed")))
 
@@ -792,7 +792,7 @@ def test_bind_routes_a_flow_to_its_own_registry() -> None:
     outer, inner = HookRegistry(), HookRegistry()
     inner.pre_tool_call_decide(lambda ctx: HookResult.deny("inner says no"))
     assert drive(outer, bind(inner, gate(inner, RunContext(), "shell", "c", {}, known=KNOWN))).text == "inner says no"
-    inner.register(P.ON_SESSION_END, lambda ctx: 1 / 0, on_error="raise")
+    inner.register(P.ON_SESSION_END, _broken, on_error="raise")
     ending = bind(inner, RunState(inner, RunContext()).end_with(KeyError("k")))
     op = next(ending)
     assert op.registry is inner
@@ -804,3 +804,8 @@ def test_bind_routes_a_flow_to_its_own_registry() -> None:
     closing.close()
     with pytest.raises(StopIteration):
         next(closing)
+
+
+def _broken(ctx: object) -> NoReturn:
+    """A hook that fails with ZeroDivisionError."""
+    raise ZeroDivisionError

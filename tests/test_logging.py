@@ -7,7 +7,7 @@ import logging
 import subprocess
 import sys
 from collections.abc import Iterator, MutableMapping
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 import pytest
 import structlog
@@ -158,7 +158,7 @@ def test_with_stdlib_logging_a_json_formatter_gets_the_fields() -> None:
 def test_a_record_is_plain_text_with_fields_in_extra(records: list[logging.LogRecord]) -> None:
     """In process, with structlog unconfigured, the record's message is `event key=value` and its fields attributes."""
     registry = HookRegistry()
-    registry.register(GATE, lambda ctx: 1 / 0, name="broken")
+    registry.register(GATE, _broken, name="broken")
     registry.decide(GATE, call())
     (registered, failed) = records
     assert registered.getMessage() == "hook_registered point=pre_tool_call_decide hook=broken"
@@ -274,3 +274,8 @@ def test_patch_conflict_names_the_field_only() -> None:
     with capture_logs() as same:
         RequestPatch(temperature=0.5).merge(RequestPatch(temperature=0.5))
     assert same == []
+
+
+def _broken(ctx: object) -> NoReturn:
+    """A hook that fails with ZeroDivisionError."""
+    raise ZeroDivisionError

@@ -7,7 +7,7 @@ import logging
 import threading
 import warnings
 from collections.abc import Callable
-from typing import Final, cast
+from typing import Any, Final
 
 import pytest
 from structlog.testing import capture_logs
@@ -18,6 +18,7 @@ from hookreg import (
     HookRegistry,
     HookResult,
     HookSignatureError,
+    HookValueError,
     IncludeError,
     PostToolCallContext,
     PreToolCallDecideContext,
@@ -32,6 +33,10 @@ def call(tool: str = "bash", **args: object) -> PreToolCallDecideContext:
 
 def allow(_: object) -> HookResult:
     return HookResult.allow()
+
+
+def observe(_: object) -> None:
+    return None
 
 
 def recorder(log: list[str], name: str, result: HookResult | None = None) -> Callable[[object], HookResult]:
@@ -159,20 +164,174 @@ def test_duplicate_plain_function_warns_but_registers() -> None:
     assert len(registry) == 2
 
 
-def test_rerun_notebook_cell_warns_for_an_equal_function() -> None:
-    """A redefined function with the same code (a re-run cell) warns; the warning points at the caller."""
+def cell(source: str, module: str = "__main__") -> dict[str, Any]:
+    """Run `source` as a notebook cell does: at module level, in a fresh namespace named `module`."""
+    namespace: dict[str, Any] = {"__name__": module, "HookResult": HookResult}
+    exec(source, namespace)
+    return namespace
+
+
+GATE_CELL: Final = "def gate(ctx):\n    return HookResult.deny({reason!r})\n"
+
+
+def test_rerun_cell_replaces_an_edited_function_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module-level function redefined by an edited, re-run cell replaces its predecessor as name= would."""
+    events: list[tuple[str, str, dict[str, object]]] = []
+    monkeypatch.setattr("hookreg._registry.log", lambda level, event, **fields: events.append((level, event, fields)))
     registry = HookRegistry()
-    source = "def gate(ctx):\n    return None\n"
-    first: dict[str, object] = {"__name__": "cell"}
-    second: dict[str, object] = {"__name__": "cell"}
-    exec(source, first)  # simulates running a notebook cell twice
-    exec(source, second)
-    registry.register(HookPoint.MODEL_SELECT, cast("Callable[[object], object]", first["gate"]))
+    registry.register(GATE, allow, name="first")
+    old = registry.register(GATE, cell(GATE_CELL.format(reason="old"))["gate"])
+    registry.register(GATE, allow, name="last")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no DuplicateHookWarning: this is a replacement
+        new = registry.register(GATE, cell(GATE_CELL.format(reason="new"))["gate"])
+    assert names(registry) == ["first", "gate", "last"]
+    assert registry.decide(GATE, call()).reason == "new"
+    assert events == [("info", "hook_replaced", {"point": "pre_tool_call_decide", "hook": "gate"})]
+    assert old.remove() is False
+    assert new.remove() is True
+    assert names(registry) == ["first", "last"]
+
+
+def test_rerun_cell_replaces_an_unchanged_function_and_applies_its_priority() -> None:
+    """Re-running an unchanged cell leaves one hook, with the priority the re-run gave it."""
+    registry = HookRegistry()
+    registry.register(GATE, cell(GATE_CELL.format(reason="same"))["gate"])
+    registry.register(GATE, allow, name="other")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        registry.register(GATE, cell(GATE_CELL.format(reason="same"))["gate"], priority=-1)
+    assert names(registry) == ["other", "gate"]
+    assert [r.priority for r in registry.callbacks(GATE)] == [0, -1]
+
+
+def test_rerun_decorated_cell_replaces_through_every_decorator_form() -> None:
+    """A re-run cell that decorates (bare or with options) replaces as register() does, at that point only."""
+    registry = HookRegistry()
+    source = "@registry.pre_tool_call_decide\ndef gate(ctx):\n    return HookResult.deny({reason!r})\n"
+    options = "@registry.pre_tool_call_decide(priority=5)\ndef gate(ctx):\n    return HookResult.deny('3')\n"
+    for text in (source.format(reason="1"), source.format(reason="2"), options):
+        namespace = {"__name__": "__main__", "HookResult": HookResult, "registry": registry}
+        exec(text, namespace)
+    registry.register(HookPoint.STOP, cell(GATE_CELL.format(reason="stop"))["gate"])
+    assert len(registry) == 2
+    assert registry.callbacks(GATE)[0].priority == 5
+    assert registry.decide(GATE, call()).reason == "3"
+
+
+def test_rerun_replacement_needs_the_same_module_and_qualified_name() -> None:
+    """Functions of another module or another qualified name are other hooks; so are other registries' hooks."""
+    registry = HookRegistry()
+    inner = HookRegistry()
+    inner.register(GATE, cell(GATE_CELL.format(reason="inner"))["gate"])
+    registry.include(inner)
+    registry.register(GATE, cell(GATE_CELL.format(reason="a"))["gate"])
+    registry.register(GATE, cell(GATE_CELL.format(reason="b"), module="other_module")["gate"])
+    registry.register(GATE, cell("def gate2(ctx):\n    return None\n")["gate2"])
+    nameless: dict[str, Any] = {}
+    exec(GATE_CELL.format(reason="c"), {"HookResult": HookResult}, nameless)  # no __name__: __module__ is None
+    registry.register(GATE, nameless["gate"])
+    exec(GATE_CELL.format(reason="d"), {"HookResult": HookResult}, nameless)
+    registry.register(GATE, nameless["gate"])
+    assert len(registry) == 6
+    assert len(inner) == 1
+
+
+def test_lambdas_closures_partials_and_bound_methods_never_replace_implicitly() -> None:
+    """Only a plain module-level function replaces implicitly: a factory or a re-run lambda makes new hooks."""
+    source = """
+import functools
+
+gate_lambda = lambda ctx: None
+
+def factory():
+    def made(ctx):
+        return None
+    return made
+
+def wraps(fn):
+    @functools.wraps(fn)
+    def wrapper(ctx):
+        return fn(ctx)
+    return wrapper
+
+@wraps
+def wrapped(ctx):
+    return None
+
+def plain(ctx, extra=None):
+    return None
+
+class Gate:
+    def check(self, ctx):
+        return None
+
+partial = functools.partial(plain, extra=1)
+bound = Gate().check
+"""
+    registry = HookRegistry()
+    kinds = ["gate_lambda", "wrapped", "partial", "bound"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            namespace = cell(source)
+            for kind in kinds:
+                registry.register(GATE, namespace[kind])
+            registry.register(GATE, namespace["factory"]())
+            registry.register(GATE, namespace["factory"]())
+    assert len(registry) == 2 * (len(kinds) + 2)
+
+
+def test_the_same_callable_again_registers_twice_and_warns_at_the_caller() -> None:
+    """The very same function, bound method or object registered again runs twice, with a warning naming name=."""
+
+    class Loud:
+        def __call__(self, ctx: object) -> None:
+            return None
+
+        def __eq__(self, other: object) -> bool:
+            return True  # identity decides: a hostile __eq__ matches nothing
+
+        __hash__ = object.__hash__
+
+        def check(self, ctx: object) -> None:
+            return None
+
+    registry = HookRegistry()
+    loud = Loud()
+    registry.post_tool_call(loud)
+    registry.register(HookPoint.POST_TOOL_CALL, loud.check)
+    registry.post_tool_call(observe)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        registry.model_select(cast("Callable[[object], None]", second["gate"]))
-    assert [w.category for w in caught] == [DuplicateHookWarning]
-    assert caught[0].filename == __file__
+        registry.post_tool_call(loud)
+        registry.register(HookPoint.POST_TOOL_CALL, loud.check)  # a new bound method of the same object
+        registry.post_tool_call(priority=1)(observe)
+    assert [w.category for w in caught] == [DuplicateHookWarning] * 3
+    assert [w.filename for w in caught] == [__file__] * 3
+    originals = [reg.name for reg in registry.callbacks(HookPoint.POST_TOOL_CALL) if reg.priority == 0][:3]
+    assert [str(w.message) for w in caught] == [
+        f"{name!r} is already registered at post_tool_call; registering the same callable again runs it twice. "
+        f"Pass name={name!r} to replace it instead, or a distinct name= to keep both."
+        for name in originals
+    ]
+    assert len(registry.callbacks(HookPoint.POST_TOOL_CALL)) == 6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # other objects, equal or not, are other hooks: silently
+        registry.post_tool_call(Loud())
+        registry.register(HookPoint.POST_TOOL_CALL, Loud().check)
+    assert len(registry.callbacks(HookPoint.POST_TOOL_CALL)) == 8
+
+
+@pytest.mark.parametrize("name", ["", " ", "\t\n"])
+def test_empty_or_blank_name_is_refused(name: str) -> None:
+    """An empty or blank name= is a HookValueError naming the option, the hook and the point."""
+    registry = HookRegistry()
+    with pytest.raises(HookValueError, match=r"register 'allow' at pre_tool_call_decide: name=.* is empty or blank"):
+        registry.register(GATE, allow, name=name)
+    with pytest.raises(ValueError, match="name="):
+        registry.pre_tool_call_decide(name=name)(allow)
+    assert len(registry) == 0
 
 
 def test_closures_and_named_duplicates_never_warn() -> None:

@@ -95,7 +95,7 @@ def test_outcomes_name_what_each_kind_of_hook_did() -> None:
     registry = HookRegistry()
     registry.register(HookPoint.TRANSFORM_TOOL_INPUT, lambda ctx: None, name="keep")
     registry.register(HookPoint.TRANSFORM_TOOL_INPUT, lambda ctx: {"x": 1}, name="rewrite")
-    registry.register(HookPoint.PRE_TURN, lambda ctx: 1 / 0, name="broken", on_error="ignore")
+    registry.register(HookPoint.PRE_TURN, lambda ctx: 1 / 0, name="broken", on_error="ignore")  # type: ignore[arg-type, return-value]
     registry.register(HookPoint.PRE_TURN, lambda ctx: None, name="none", on_error="ignore")
     registry.register(HookPoint.PRE_TURN, lambda ctx: HookResult.ask("sure?"), name="asker")
     registry.register(HookPoint.NOTIFICATION, lambda ctx: None, name="seen")
@@ -121,7 +121,7 @@ def test_outcomes_name_what_each_kind_of_hook_did() -> None:
 def test_a_failing_decider_is_the_decider() -> None:
     """Under on_error="deny" the failing hook decides, and the trace says so."""
     registry = HookRegistry()
-    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: 1 / 0, name="broken")
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: 1 / 0, name="broken")  # type: ignore[arg-type, return-value]
     gates(registry, HookResult.allow())
     with registry.trace() as trace:
         registry.decide(GATE, call())

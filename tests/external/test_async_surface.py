@@ -87,7 +87,7 @@ def test_a_dispatch_timeout_bounds_the_whole_event_hook(kit: Kit) -> None:
     registry = HookRegistry()
     inclusion = load_hooks_config(registry, kit.claude("Stop", kit.shell("sleep 30")))
     [loaded] = inclusion.registry.callbacks("stop")
-    inclusion.registry.register("stop", loaded.callback, name=loaded.name, timeout=0.3)
+    inclusion.registry.register("stop", loaded.callback, name=loaded.name, timeout=0.3)  # type: ignore[arg-type]  # the loaded hook, re-registered as is
 
     result = asyncio.run(registry.adecide(HookPoint.STOP, StopContext(response_text="done", continuation_count=0)))
     assert (result.allowed, "timed out" in result.message) == (True, True)

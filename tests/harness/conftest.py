@@ -11,6 +11,7 @@ from hookreg import (
     HookPoint,
     HookRegistry,
     HookResult,
+    HookReturn,
     ModelTurnFinishedContext,
     OnInteractionContext,
     OnToolErrorContext,
@@ -66,7 +67,7 @@ def run_through() -> Callable[[Harness, str, str], tuple[RunResult, list[StreamI
     return collect
 
 
-def pass_value(point: HookPoint) -> object:
+def pass_value(point: HookPoint) -> HookReturn:
     """What a hook returns at `point` to let everything through unchanged."""
     if point is HookPoint.MODEL_TURN_FINISHED:
         return TurnAction.continue_run()
@@ -83,7 +84,7 @@ def install_recorder(registry: HookRegistry) -> Seen:
     seen: Seen = []
     for point in HookPoint:
 
-        def record(ctx: object, point: HookPoint = point) -> object:
+        def record(ctx: object, point: HookPoint = point) -> HookReturn:
             seen.append((point, ctx))
             return pass_value(point)
 

@@ -55,7 +55,7 @@ def fine_thread_switching() -> Iterator[None]:
         sys.setswitchinterval(interval)
 
 
-def recorder(tag: str, point: HookPoint) -> Callable[[Any], object]:
+def recorder(tag: str, point: HookPoint) -> Callable[[Any], Any]:
     """A hook that appends `tag` to the current dispatch's trace and passes."""
 
     def hook(ctx: Any) -> object:
@@ -66,7 +66,7 @@ def recorder(tag: str, point: HookPoint) -> Callable[[Any], object]:
     return hook
 
 
-def async_recorder(tag: str, point: HookPoint) -> Callable[[Any], object]:
+def async_recorder(tag: str, point: HookPoint) -> Callable[[Any], Any]:
     """An async hook that yields to the loop mid-dispatch, then records `tag` and passes."""
 
     async def hook(ctx: Any) -> object:
@@ -85,7 +85,7 @@ def deny_gate(ctx: Any) -> HookResult:
 
 
 def pair_registry(
-    make: Callable[[str, HookPoint], Callable[[Any], object]] = recorder, tags: tuple[str, str] = ("A", "B")
+    make: Callable[[str, HookPoint], Callable[[Any], Any]] = recorder, tags: tuple[str, str] = ("A", "B")
 ) -> HookRegistry:
     """A registry holding hooks A then B at each point: they enter and leave together."""
     pair = HookRegistry()

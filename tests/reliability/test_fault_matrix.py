@@ -118,17 +118,17 @@ class Cell:
         self.registry.register(point, self.before, name="before", priority=2)
         if mode == "mixed":
 
-            async def after(ctx: Any) -> object:
+            async def after(ctx: Any) -> Any:
                 return self.after(ctx)
 
             self.registry.register(point, after, name="after", priority=0)
         else:
             self.registry.register(point, self.after, name="after", priority=0)
 
-    def before(self, ctx: Any) -> object:
+    def before(self, ctx: Any) -> Any:
         return rewrite(self.point) if self.point.style is HookStyle.TRANSFORM else pass_value(self.point)
 
-    def after(self, ctx: Any) -> object:
+    def after(self, ctx: Any) -> Any:
         subject = {
             HookPoint.TRANSFORM_TOOL_INPUT: "args",
             HookPoint.PRE_MODEL_CALL: "patch",
@@ -151,7 +151,7 @@ class Cell:
             raise raising[self.fault]
         return wrong_return(self.point)
 
-    def faulty_hook(self) -> Callable[[Any], object]:
+    def faulty_hook(self) -> Callable[[Any], Any]:
         if self.mode != "async":
             return lambda ctx: self.act()
 
@@ -358,7 +358,7 @@ def test_sync_hook_returning_an_awaitable_fails_and_closes_it(point: HookPoint, 
     async def forgotten() -> None:
         """Never awaited by anyone."""
 
-    def hook(ctx: Any) -> object:
+    def hook(ctx: Any) -> Any:
         coroutine = forgotten()
         returned.append(coroutine)
         return coroutine

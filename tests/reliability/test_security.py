@@ -109,15 +109,15 @@ def run_point(point: HookPoint, policy: str, behaviour: str, mode: str, raised: 
     registry = HookRegistry()
     ctx = make_context(point, SECRET)
 
-    def sync_hook(ctx: Any) -> object:
+    def sync_hook(ctx: Any) -> Any:
         return behave(point, behaviour)
 
-    async def async_hook(ctx: Any) -> object:
+    async def async_hook(ctx: Any) -> Any:
         if behaviour == "timeout":
             await asyncio.Event().wait()
         return behave(point, behaviour)
 
-    def bystander(ctx: Any) -> object:
+    def bystander(ctx: Any) -> Any:
         return passing_value(point)
 
     is_async = mode == "async"
@@ -173,8 +173,8 @@ def test_resolve_tool_call_logs_no_value(mode: str, debug_logging: None) -> None
     raised: list[BaseException] = []
     registry = HookRegistry()
     registry.register(HookPoint.TRANSFORM_TOOL_INPUT, lambda ctx: {"path": SECRET + "-safe"}, name="rewrite")
-    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: [SECRET], name="broken")
-    registry.register(HookPoint.PERMISSION_DENIED, lambda ctx: [SECRET], name="audit")
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: [SECRET], name="broken")  # type: ignore[arg-type, return-value]
+    registry.register(HookPoint.PERMISSION_DENIED, lambda ctx: [SECRET], name="audit")  # type: ignore[arg-type, return-value]
     replacement = registry.register(
         HookPoint.PERMISSION_DENIED, lambda ctx: None, name="audit"
     )  # a replacement logs hook_replaced
@@ -233,7 +233,7 @@ def test_hook_cannot_mutate_harness_args(point: HookPoint, how: str, mutate: Cal
     args = harness_args()
     ctx = PreToolCallDecideContext(tool_name="bash", args=args, call_id="c1")
 
-    def meddler(ctx: Any) -> object:
+    def meddler(ctx: Any) -> Any:
         with contextlib.suppress(TypeError, AttributeError):  # refused: what we want
             mutate(ctx)
         return HookResult.allow() if point.style is HookStyle.DECIDE else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import assert_type
+from typing import Any, Final, assert_type
 
 from hookreg import (
     HookPoint,
@@ -13,7 +13,9 @@ from hookreg import (
     InvalidToolCallAction,
     ModelSelectContext,
     PostToolCallContext,
+    PostToolCallFailureContext,
     PreToolCallDecideContext,
+    PreTurnContext,
     Registration,
     RequestPatch,
     ToolCallResolution,
@@ -65,6 +67,54 @@ assert_type(InvalidToolCallAction.fail(), InvalidToolCallAction)
 registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult.deny("no"))
 
 
+# register() at a literal point, by member or value string: the point's own callable type.
+
+
+async def async_logger(ctx: object) -> None:
+    pass
+
+
+def any_logger(ctx: Any) -> None:
+    pass
+
+
+def tool_logger(ctx: PostToolCallContext | PostToolCallFailureContext) -> None:
+    pass
+
+
+def turn_gate(ctx: PreTurnContext) -> HookResult:
+    return HookResult.allow()
+
+
+assert_type(registry.register("post_tool_call", audit), Registration)
+assert_type(registry.register("pre_tool_call_decide", gate, tools="bash", on_error="deny"), Registration)
+assert_type(registry.register("transform_tool_input", add_timeout), Registration)
+assert_type(registry.register("post_tool_call_failure", tool_logger), Registration)
+assert_type(registry.register("pre_turn", turn_gate, on_error="raise"), Registration)
+registry.register("pre_tool_call_decide", lambda ctx: HookResult.deny(ctx.tool_name))  # ctx is the point's context
+registry.register(HookPoint.MODEL_SELECT, lambda ctx: ctx.selected_model)
+
+# A context-agnostic hook (it takes `object`, or `Any`) registers at any point, even one known only at run time.
+for point in HookPoint:
+    assert_type(registry.register(point, generic_logger), Registration)
+    registry.register(point.value, async_logger)
+    registry.register(point, any_logger, on_error="ignore")
+    registry.register(point, lambda ctx: None)
+
+# Hot loops: a point bound to a `Final` constant keeps its literal type, so dispatch and
+# register stay exactly typed; a plain variable widens to HookPoint (see the rejections).
+DECIDE: Final = HookPoint.PRE_TOOL_CALL_DECIDE
+ENDED: Final = "post_tool_call"
+assert_type(registry.decide(DECIDE, ctx), HookResult)
+assert_type(registry.register(DECIDE, gate), Registration)
+assert_type(registry.register(ENDED, audit), Registration)
+
+
+def hot_loop(calls: list[PreToolCallDecideContext]) -> list[HookResult]:
+    decide = registry.decide
+    return [decide(DECIDE, call) for call in calls]
+
+
 # --- what mypy must reject ----------------------------------------------------------
 
 
@@ -92,6 +142,23 @@ registry.pre_turn(tools="bash")  # type: ignore[call-overload]
 registry.pre_tool_call_decide(on_error="skip")  # type: ignore[call-overload]
 registry.post_turn(on_error="deny")  # type: ignore[call-overload]
 registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, returns_bool)  # type: ignore[arg-type]
+registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: True)  # type: ignore[arg-type, return-value]
+registry.register("pre_tool_call_decide", lambda ctx: 1)  # type: ignore[arg-type, return-value]
+registry.register(HookPoint.POST_TOOL_CALL, lambda ctx: True)  # type: ignore[arg-type, return-value]
+registry.register("post_tool_call", gate)  # type: ignore[arg-type]  # a gate is no observer
+registry.register(HookPoint.POST_TOOL_CALL, gate)  # type: ignore[arg-type]
+registry.register("pre_tool_call_decide", audit)  # type: ignore[arg-type]  # another point's context
+registry.register(HookPoint.MODEL_SELECT, lambda ctx: ctx.tool_name)  # type: ignore[attr-defined]
+registry.register("post_turn", tool_logger)  # type: ignore[arg-type]
+registry.register("post_tool_call", audit, tools=3)  # type: ignore[call-overload]
+registry.register("pre_turn", turn_gate, tools="bash")  # type: ignore[arg-type]  # pre_turn is not tool-scoped
+registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, gate, on_error="skip")  # type: ignore[arg-type]
+for point in HookPoint:
+    registry.register(point, gate)  # type: ignore[arg-type]  # at a run-time point the hook must take any context
+    registry.register(point.value, returns_bool)  # type: ignore[arg-type]
+    registry.register(point, lambda ctx: 0)  # type: ignore[arg-type, return-value]
+widened = HookPoint.PRE_TOOL_CALL_DECIDE  # not Final: mypy widens it to HookPoint
+registry.register(widened, gate)  # type: ignore[arg-type]  # mypy only: pyright keeps the literal
 registry.decide(HookPoint.POST_TOOL_CALL, ctx)  # type: ignore[call-overload]
 registry.decide(HookPoint.STOP, ctx)  # type: ignore[call-overload]
 registry.notify(HookPoint.PRE_TOOL_CALL_DECIDE, ctx)  # type: ignore[call-overload]
