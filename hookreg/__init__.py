@@ -49,6 +49,7 @@ from hookreg._points import HookPoint, HookStyle
 from hookreg._registry import Inclusion, Registration
 from hookreg._results import (
     Decision,
+    FinishReason,
     HookResult,
     InvalidToolCallAction,
     RequestPatch,
@@ -95,6 +96,7 @@ __all__ = [
     "DeciderOnError",
     "Decision",
     "DuplicateHookWarning",
+    "FinishReason",
     "HookPoint",
     "HookRegError",
     "HookRegistry",

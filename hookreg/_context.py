@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, TypeVar, final
 
-from hookreg._results import RequestPatch
+from hookreg._results import FinishReason, Message, RequestPatch
 
 __all__ = [
     "InvalidToolCallContext",
@@ -62,6 +62,9 @@ def _freeze(obj: object, maps: tuple[str, ...] = (), seqs: tuple[str, ...] = ())
 class Scratchpad:
     """Run-scoped storage keyed by exact class, safe to share between threads.
 
+    `child` gives a scope (a turn's) that reads through to this one and writes
+    only to itself.
+
     Example:
         >>> class Retries(int): ...
         >>> pad = Scratchpad()
@@ -69,15 +72,29 @@ class Scratchpad:
         1
     """
 
-    __slots__ = ("_lock", "_values")
+    __slots__ = ("_lock", "_parent", "_values")
 
     def __init__(self) -> None:
         self._values: dict[type, object] = {}
         self._lock = threading.RLock()
+        self._parent: Scratchpad | None = None
+
+    def child(self) -> Scratchpad:
+        """A new scope whose `get` and ``in`` fall back to this scratchpad; writes stay in the child.
+
+        `insert`, `remove` and `update` act on the child only (`update` starts
+        from the child's value, else this scratchpad's, else ``T()``): this
+        scratchpad never sees the child's state.
+        """
+        scope = Scratchpad()
+        scope._parent = self
+        return scope
 
     def get(self, key: type[_T], /) -> _T | None:
-        """Return the value stored under class `key`, or ``None``."""
-        return self._values.get(key)  # type: ignore[return-value]  # stored under its own type
+        """Return the value stored under class `key` (here, else in the parent scope), or ``None``."""
+        if key in self._values or self._parent is None:
+            return self._values.get(key)  # type: ignore[return-value]  # stored under its own type
+        return self._parent.get(key)
 
     def insert(self, value: object, /) -> None:
         """Store `value` under ``type(value)``, replacing what was there."""
@@ -85,20 +102,20 @@ class Scratchpad:
             self._values[type(value)] = value
 
     def remove(self, key: type[_T], /) -> _T | None:
-        """Remove and return the value stored under `key`, or ``None``."""
+        """Remove and return the value stored under `key` in this scope, or ``None``."""
         with self._lock:
             return self._values.pop(key, None)  # type: ignore[return-value]  # stored under its own type
 
     def update(self, key: type[_T], fn: Callable[[_T], _T], /) -> _T:
-        """Atomically replace the value under `key` by ``fn(value)`` (``key()`` when absent)."""
+        """Atomically replace the value under `key` by ``fn(value)`` (``key()`` when absent here and in the parent)."""
         with self._lock:
-            current = self._values.get(key)
-            new = fn(key() if current is None else current)  # type: ignore[arg-type]  # stored under its own type
+            current = self.get(key)
+            new = fn(key() if current is None else current)
             self._values[key] = new
             return new
 
     def __contains__(self, key: object, /) -> bool:
-        return key in self._values
+        return key in self._values or (self._parent is not None and key in self._parent)
 
     def __repr__(self) -> str:
         return f"Scratchpad({', '.join(sorted(t.__name__ for t in self._values))})"
@@ -114,9 +131,12 @@ class RunContext:
     """The agent run a dispatch belongs to.
 
     ``RunContext()`` is a detached run: a new `run_id`, ``session_id == run_id``,
-    turn 0, depth 0 and a new scratchpad. Move to the next turn with
-    ``dataclasses.replace(run, turn=n)``, which keeps the scratchpad.
-    An empty `session_id` means "same as `run_id`".
+    turn 0, depth 0, a new scratchpad and a child of it as `turn_scratchpad`.
+    Move to the next turn with
+    ``dataclasses.replace(run, turn=n, turn_scratchpad=run.scratchpad.child())``,
+    which keeps the run's scratchpad and starts a fresh turn scope.
+    An empty `session_id` means "same as `run_id`"; an omitted
+    `turn_scratchpad` is a new child of `scratchpad`.
     """
 
     run_id: str = field(default_factory=_new_run_id)
@@ -126,10 +146,13 @@ class RunContext:
     agent_name: str | None = None
     is_streaming: bool = False
     scratchpad: Scratchpad = field(default_factory=Scratchpad, compare=False)
+    turn_scratchpad: Scratchpad = field(default=None, compare=False)  # type: ignore[assignment]  # None: a new child
 
     def __post_init__(self) -> None:
         if not self.session_id:
             object.__setattr__(self, "session_id", self.run_id)
+        if self.turn_scratchpad is None:
+            object.__setattr__(self, "turn_scratchpad", self.scratchpad.child())
 
 
 class ToolErrorKind(enum.StrEnum):
@@ -149,17 +172,6 @@ class RunOutcome:
     status: Literal["completed", "stopped", "failed", "cancelled"]
     reason: str = ""
     turns: int = 0
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class Message:
-    """One message of the conversation history."""
-
-    role: str
-    content: str
-    name: str | None = None
-    tool_call_id: str | None = None
 
 
 @final
@@ -272,30 +284,53 @@ class ToolCallDeltaContext:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelTurnFinishedContext:
-    """`model_turn_finished`: the model answered; decide what to do with the answer."""
+    """`model_turn_finished`: the model answered; decide what to do with the answer.
+
+    `finish_reason` is normalised (`FinishReason`); a plain string given there
+    is normalised with `FinishReason.from_raw` and kept as `raw_finish_reason`
+    when that is unset.
+    """
 
     turn: int
     text: str
     tool_calls: Sequence[ToolCallRequest]
-    finish_reason: str | None
+    finish_reason: FinishReason | None
     max_tokens: int | None
     usage: Mapping[str, int]
+    raw_finish_reason: str | None = None
+    message_id: str | None = None
+    model: str | None = None
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
         _freeze(self, maps=("usage",), seqs=("tool_calls",))
+        reason: object = self.finish_reason
+        if isinstance(reason, str) and not isinstance(reason, FinishReason):
+            object.__setattr__(self, "finish_reason", FinishReason.from_raw(reason))
+            if self.raw_finish_reason is None:
+                object.__setattr__(self, "raw_finish_reason", reason)
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the answer was cut at the token cap (``finish_reason is FinishReason.LENGTH``)."""
+        return self.finish_reason is FinishReason.LENGTH
 
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InvalidToolCallContext:
-    """`invalid_tool_call`: the model called an unknown tool or passed bad arguments."""
+    """`invalid_tool_call`: the model called an unknown tool or passed bad arguments.
+
+    `args` is ``{}`` when the model's arguments are not a mapping; `raw_args`
+    holds the model's value as it came.
+    """
 
     tool_name: str
     args: Mapping[str, object]
     call_id: str
     available_tools: Sequence[str]
     error: str
+    raw_args: object = None
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:

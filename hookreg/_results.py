@@ -1,4 +1,4 @@
-"""What hooks return: HookResult, TurnAction, InvalidToolCallAction, RequestPatch."""
+"""What hooks return: HookResult, TurnAction, InvalidToolCallAction, RequestPatch, FinishReason."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from hookreg._log import log
 
 __all__ = [
     "Decision",
+    "FinishReason",
     "HookResult",
     "InvalidToolCallAction",
+    "Message",
     "RequestPatch",
     "ToolCallResolution",
     "TurnAction",
@@ -115,14 +117,14 @@ class InvalidToolCallAction:
     """What to do with a call to an unknown tool or with bad arguments.
 
     Attributes:
-        kind: ``"fail"``, ``"retry"``, ``"repair"`` or ``"skip"``.
+        kind: ``"fail"``, ``"retry"``, ``"repair"``, ``"skip"`` or ``"stop"``.
         feedback: What the model is told on ``retry``.
         tool_name: The tool to call instead, on ``repair``.
-        reason: Why, on ``fail`` and ``skip``.
+        reason: Why, on ``fail``, ``skip`` and ``stop``.
         decided_by: The name of the deciding hook; takes no part in equality.
     """
 
-    kind: Literal["fail", "retry", "repair", "skip"]
+    kind: Literal["fail", "retry", "repair", "skip", "stop"]
     feedback: str | None = None
     tool_name: str | None = None
     reason: str = ""
@@ -150,10 +152,65 @@ class InvalidToolCallAction:
         """Skip the call, telling the model `reason`."""
         return cls(kind="skip", reason=reason)
 
+    @classmethod
+    def stop(cls, reason: str) -> InvalidToolCallAction:
+        """End the run: the harness and the adapters raise ``StopRun(reason)``."""
+        return cls(kind="stop", reason=reason)
+
 
 InvalidToolCallAction._FAIL = InvalidToolCallAction(kind="fail")
 
-_SCALARS = ("preamble", "temperature", "max_tokens", "tool_choice")
+_SCALARS = ("preamble", "temperature", "max_tokens", "tool_choice", "messages")
+
+
+class FinishReason(enum.StrEnum):
+    """Why a model turn ended, normalised across providers (the provider's spelling stays in ``raw_finish_reason``)."""
+
+    STOP = "stop"
+    LENGTH = "length"
+    TOOL_CALLS = "tool_calls"
+    CONTENT_FILTER = "content_filter"
+    ERROR = "error"
+    OTHER = "other"
+
+    @classmethod
+    def from_raw(cls, raw: str | None) -> FinishReason | None:
+        """Map a provider's spelling, case-insensitively: unknown spellings are `OTHER`, no reason is ``None``.
+
+        Example:
+            >>> FinishReason.from_raw("MAX_TOKENS")
+            <FinishReason.LENGTH: 'length'>
+        """
+        if raw is None:
+            return None
+        return _FINISH_SPELLINGS.get(str(raw).lower(), cls.OTHER)
+
+
+_FINISH_SPELLINGS: dict[str, FinishReason] = {
+    "stop": FinishReason.STOP,
+    "end_turn": FinishReason.STOP,
+    "stop_sequence": FinishReason.STOP,
+    "length": FinishReason.LENGTH,
+    "max_tokens": FinishReason.LENGTH,
+    "tool_calls": FinishReason.TOOL_CALLS,
+    "tool_use": FinishReason.TOOL_CALLS,
+    "function_call": FinishReason.TOOL_CALLS,
+    "content_filter": FinishReason.CONTENT_FILTER,
+    "safety": FinishReason.CONTENT_FILTER,
+    "recitation": FinishReason.CONTENT_FILTER,
+    "error": FinishReason.ERROR,
+}
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message of the conversation history."""
+
+    role: str
+    content: str
+    name: str | None = None
+    tool_call_id: str | None = None
 
 
 @final
@@ -169,6 +226,8 @@ class RequestPatch:
         max_tokens: The output token cap.
         tool_choice: The provider's tool-choice setting.
         active_tools: The tools offered; patches intersect them.
+        messages: The messages sent for this call instead of the history
+            (the transcript is unchanged).
     """
 
     extra_context: tuple[str, ...] | None = None
@@ -178,6 +237,7 @@ class RequestPatch:
     max_tokens: int | None = None
     tool_choice: str | None = None
     active_tools: frozenset[str] | None = None
+    messages: tuple[Message, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.extra_context is not None:
@@ -186,12 +246,14 @@ class RequestPatch:
             object.__setattr__(self, "additional_params", MappingProxyType(dict(self.additional_params)))
         if self.active_tools is not None:
             object.__setattr__(self, "active_tools", frozenset(self.active_tools))
+        if self.messages is not None:
+            object.__setattr__(self, "messages", tuple(self.messages))
 
     def merge(self, other: RequestPatch) -> RequestPatch:
         """Return this patch with `other` applied on top.
 
         `extra_context` is concatenated; `additional_params` shallow-merged,
-        later key wins; scalars take `other`'s value when set, logging
+        later key wins; scalars and `messages` take `other`'s value when set, logging
         ``patch_conflict`` when both set different values; `active_tools` is
         intersected. An unset field never overwrites a set one.
         """

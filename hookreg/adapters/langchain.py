@@ -68,7 +68,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
 from hookreg import (
-    Decision,
+    FinishReason,
     HookPoint,
     HookRegistry,
     HookResult,
@@ -79,11 +79,9 @@ from hookreg import (
     Message,
     ModelSelectContext,
     ModelTurnFinishedContext,
-    OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
     OnToolErrorContext,
-    PermissionDeniedContext,
     PostToolCallContext,
     PostToolCallFailureContext,
     PostTurnContext,
@@ -103,6 +101,7 @@ from hookreg import (
     TurnAction,
     UserPromptSubmitContext,
 )
+from hookreg._lifecycle import GateResult, Steps, adrive, drive, gate
 from hookreg.adapters import _missing_framework, _refused_retry, _require_registry
 
 try:
@@ -294,21 +293,6 @@ def _observed(request: ModelRequest[Any], handler: BaseCallbackHandler) -> Model
     return request.override(model=request.model.model_copy(update={"callbacks": combined}))
 
 
-def _interaction(ctx: PreToolCallDecideContext, ask: HookResult) -> OnInteractionContext:
-    return OnInteractionContext(question=ask.reason, options=("allow", "deny"), tool_name=ctx.tool_name, run=ctx.run)
-
-
-def _refused(ctx: PreToolCallDecideContext, answer: HookResult) -> PermissionDeniedContext:
-    return PermissionDeniedContext(
-        tool_name=ctx.tool_name,
-        args=ctx.args,
-        call_id=ctx.call_id,
-        reason=answer.reason,
-        decided_by=answer.decided_by,
-        run=ctx.run,
-    )
-
-
 def _error_message(ctx: PreToolCallDecideContext, text: str) -> ToolMessage:
     """An error `ToolMessage`: what the model reads for a refused or failed call."""
     return ToolMessage(content=text, tool_call_id=ctx.call_id, name=ctx.tool_name, status="error")
@@ -495,11 +479,14 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         calls = answer.tool_calls if answer is not None else []
         usage = answer.usage_metadata if answer is not None else None
         metadata = answer.response_metadata if answer is not None else {}
+        reason = metadata.get("finish_reason") or metadata.get("stop_reason")
+        raw_reason = reason if isinstance(reason, str) else None
         ctx = ModelTurnFinishedContext(
             turn=_turn(state),
             text=answer.text if answer is not None else "",
             tool_calls=[ToolCallRequest(c["id"] or "", c["name"], c["args"]) for c in calls],
-            finish_reason=metadata.get("finish_reason") or metadata.get("stop_reason"),
+            finish_reason=FinishReason.from_raw(raw_reason),
+            raw_finish_reason=raw_reason,
             max_tokens=None,
             usage={k: v for k, v in (usage or {}).items() if isinstance(v, int)},
             run=self._at(state),
@@ -645,27 +632,20 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             run=ctx.run,
         )
 
-    def _gate(self, ctx: PreToolCallDecideContext) -> tuple[PreToolCallDecideContext, HookResult, bool]:
-        resolution = self.registry.resolve_tool_call(ctx)
-        ctx = dataclasses.replace(ctx, args=resolution.args)
-        result = resolution.result
-        if result.decision is Decision.ASK:
-            answer = self.registry.decide(HookPoint.ON_INTERACTION, _interaction(ctx, result))
-            if not answer.allowed:
-                self.registry.notify(HookPoint.PERMISSION_DENIED, _refused(ctx, answer))
-            result = answer
-        return ctx, result, resolution.rewritten
+    def _gate_steps(self, ctx: PreToolCallDecideContext) -> Steps[GateResult]:
+        return gate(self.registry, ctx.run, ctx.tool_name, ctx.call_id, ctx.args, known={ctx.tool_name})
 
-    async def _agate(self, ctx: PreToolCallDecideContext) -> tuple[PreToolCallDecideContext, HookResult, bool]:
-        resolution = await self.registry.aresolve_tool_call(ctx)
-        ctx = dataclasses.replace(ctx, args=resolution.args)
-        result = resolution.result
-        if result.decision is Decision.ASK:
-            answer = await self.registry.adecide(HookPoint.ON_INTERACTION, _interaction(ctx, result))
-            if not answer.allowed:
-                await self.registry.anotify(HookPoint.PERMISSION_DENIED, _refused(ctx, answer))
-            result = answer
-        return ctx, result, resolution.rewritten
+    @staticmethod
+    def _gated(ctx: PreToolCallDecideContext, verdict: GateResult) -> PreToolCallDecideContext:
+        return dataclasses.replace(ctx, args=verdict.call.args)
+
+    def _gate(self, ctx: PreToolCallDecideContext) -> tuple[PreToolCallDecideContext, GateResult]:
+        verdict = drive(self.registry, self._gate_steps(ctx))
+        return self._gated(ctx, verdict), verdict
+
+    async def _agate(self, ctx: PreToolCallDecideContext) -> tuple[PreToolCallDecideContext, GateResult]:
+        verdict = await adrive(self.registry, self._gate_steps(ctx))
+        return self._gated(ctx, verdict), verdict
 
     def _invalid(self, request: LangChainToolCall) -> InvalidToolCallContext | None:
         """The ``invalid_tool_call`` context when the call names no tool or fails its args schema, else ``None``."""
@@ -717,12 +697,12 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             if isinstance(settled, ToolMessage):
                 return settled
             request = settled
-        ctx, verdict, rewritten = self._gate(self._call(request))
+        ctx, verdict = self._gate(self._call(request))
         if not verdict.allowed:
-            return _error_message(ctx, _denial(verdict))
+            return _error_message(ctx, verdict.text)
         started = time.perf_counter()
         try:
-            response = handler(self._rewrite(request, ctx.args, rewritten))
+            response = handler(self._rewrite(request, ctx.args, verdict.rewritten))
         except GraphBubbleUp:
             raise  # LangGraph's interrupts are control flow, not failures
         except Exception as error:
@@ -749,12 +729,12 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             if isinstance(settled, ToolMessage):
                 return settled
             request = settled
-        ctx, verdict, rewritten = await self._agate(self._call(request))
+        ctx, verdict = await self._agate(self._call(request))
         if not verdict.allowed:
-            return _error_message(ctx, _denial(verdict))
+            return _error_message(ctx, verdict.text)
         started = time.perf_counter()
         try:
-            response = await handler(self._rewrite(request, ctx.args, rewritten))
+            response = await handler(self._rewrite(request, ctx.args, verdict.rewritten))
         except GraphBubbleUp:
             raise  # LangGraph's interrupts are control flow, not failures
         except Exception as error:

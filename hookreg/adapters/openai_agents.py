@@ -135,13 +135,14 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
 
     async def invoke_with_hooks(ctx: ToolContext[Any], input_json: str) -> Any:
         call = _ToolCall(registry, RunContext(), tool.name, ctx.tool_call_id)
-        args: Mapping[str, object] = json.loads(input_json) if input_json.strip() else {}
-        effective, denial = await call.gate(args)
-        if denial is not None:
-            return denial
+        args: object = json.loads(input_json) if input_json.strip() else {}
+        verdict = await call.gate(args)
+        if not verdict.allowed:
+            return verdict.text
+        effective = verdict.call.args
         started = time.perf_counter()
         try:
-            raw = await invoke(ctx, input_json if effective is args else json.dumps(dict(effective)))
+            raw = await invoke(ctx, json.dumps(dict(effective)) if verdict.rewritten else input_json)
         except Exception as exc:
             ms = (time.perf_counter() - started) * 1000
             base = await maybe_invoke_function_tool_failure_error_function(function_tool=tool, context=ctx, error=exc)

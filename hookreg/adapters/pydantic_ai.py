@@ -65,7 +65,7 @@ from hookreg._context import (
 )
 from hookreg._errors import StopRun
 from hookreg._points import HookPoint
-from hookreg._results import Decision, HookResult, RequestPatch
+from hookreg._results import Decision, FinishReason, HookResult, RequestPatch
 from hookreg._surface import HookRegistry
 from hookreg.adapters import _missing_framework, _refused_retry, _require_registry, _ToolCall
 
@@ -259,7 +259,8 @@ class HookregCapability(AbstractCapability[Any]):
                 turn=ctx.run_step,
                 text=response.text or "",
                 tool_calls=[ToolCallRequest(c.tool_call_id, c.tool_name, c.args_as_dict()) for c in calls],
-                finish_reason=response.finish_reason,
+                finish_reason=FinishReason.from_raw(response.finish_reason),
+                raw_finish_reason=response.finish_reason,
                 max_tokens=settings.get("max_tokens"),
                 usage={"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens},
                 run=run,
@@ -384,9 +385,10 @@ class HookregCapability(AbstractCapability[Any]):
             )
             raise ToolFailed(msg)
         tool = _ToolCall(self.registry, self._turn(ctx), call.tool_name, call.tool_call_id)
-        effective, denial = await tool.gate(args)
-        if denial is not None:
-            raise ToolFailed(denial)
+        verdict = await tool.gate(args)
+        if not verdict.allowed:
+            raise ToolFailed(verdict.text)
+        effective = verdict.call.args
         started = time.perf_counter()
         try:
             raw = await handler(dict(effective))

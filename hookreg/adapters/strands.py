@@ -93,7 +93,7 @@ from hookreg._context import (
 from hookreg._errors import HookTypeError, HookValueError
 from hookreg._log import log
 from hookreg._points import HookPoint
-from hookreg._results import HookResult, InvalidToolCallAction, RequestPatch
+from hookreg._results import FinishReason, HookResult, InvalidToolCallAction, RequestPatch
 from hookreg._surface import HookRegistry
 from hookreg.adapters import _missing_framework, _refused_retry, _require_registry, _ToolCall
 
@@ -389,7 +389,8 @@ class HookregProvider:
                 turn=state.run.turn,
                 text=text,
                 tool_calls=calls,
-                finish_reason=event.stop_response.stop_reason,
+                finish_reason=FinishReason.from_raw(event.stop_response.stop_reason),
+                raw_finish_reason=event.stop_response.stop_reason,
                 max_tokens=None,
                 usage={k: v for k, v in usage.items() if isinstance(v, int)},
                 run=state.run,
@@ -440,12 +441,12 @@ class HookregProvider:
         unknown = event.selected_tool is None and self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL)
         if unknown and await self._invalid(event):
             return
-        call, args = self._tool_call(event)
-        effective, denial = await call.gate(args)
-        if denial is not None:
-            event.cancel_tool = denial or "denied by a hook"
-        elif dict(effective) != args:
-            event.tool_use = {**event.tool_use, "input": dict(effective)}
+        call, _ = self._tool_call(event)
+        verdict = await call.gate(event.tool_use["input"])  # the model's own value: a non-object is invalid
+        if not verdict.allowed:
+            event.cancel_tool = verdict.text
+        elif verdict.rewritten:
+            event.tool_use = {**event.tool_use, "input": dict(verdict.call.args)}
 
     async def after_tool_call(self, event: AfterToolCallEvent) -> None:
         """Observe the outcome and rewrite the text the model reads (not for a cancelled call)."""

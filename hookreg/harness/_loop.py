@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeAlias, final
 
 from hookreg import (
     Decision,
+    FinishReason,
     HookPoint,
     HookRegistry,
     HookResult,
@@ -489,7 +490,8 @@ class Harness:
                 turn=run.turn,
                 text=response.text,
                 tool_calls=response.tool_calls,
-                finish_reason=response.finish_reason,
+                finish_reason=FinishReason.from_raw(response.finish_reason),
+                raw_finish_reason=response.finish_reason,
                 max_tokens=request.max_tokens,
                 usage=response.usage,
                 run=run,

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final, Literal, TypeVar, overload
 
 from hookreg import (
+    FinishReason,
     HookPoint,
     HookRegistry,
     HookStyle,
@@ -68,7 +69,11 @@ _DEFAULTS: Final[dict[str, Callable[[], object]]] = {
     "tool_name": lambda: "test_tool",
     "text": lambda: "",
     "tool_calls": tuple,
-    "finish_reason": lambda: "stop",
+    "finish_reason": lambda: FinishReason.STOP,
+    "raw_finish_reason": lambda: None,
+    "message_id": lambda: None,
+    "model": lambda: None,
+    "raw_args": dict,
     "max_tokens": lambda: None,
     "usage": dict,
     "args": dict,
