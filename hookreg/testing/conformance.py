@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -505,12 +505,30 @@ class _Run:
     events: list[tuple[str, object]] = field(default_factory=list)
 
     def observe(self, *points: HookPoint) -> None:
-        """Record every dispatch of `points` (observers registered first, so they see everything)."""
+        """Record every dispatch of `points`: observe points, or ``user_prompt_submit`` / ``pre_turn`` (allowed).
+
+        The recorders are registered first, so they see every dispatch.
+        """
         for point in points:
-            self.registry.register(point, functools.partial(self._seen, point.value), name=f"kit-{point.value}")
+            gate = point in {HookPoint.USER_PROMPT_SUBMIT, HookPoint.PRE_TURN}
+            recorder = functools.partial(self._allow if gate else self._seen, point.value)
+            self.registry.register(point, recorder, name=f"kit-{point.value}")
 
     def _seen(self, key: str, ctx: object) -> None:
         self.events.append((key, ctx))
+
+    def _allow(self, key: str, ctx: object) -> HookResult:
+        self._seen(key, ctx)
+        return HookResult.allow()
+
+    def answer(self, result: HookResult) -> None:
+        """Answer every ``on_interaction`` question with `result`, recording the question."""
+
+        def answering(ctx: OnInteractionContext) -> HookResult:
+            self._seen("on_interaction", ctx)
+            return result
+
+        self.registry.register(HookPoint.ON_INTERACTION, answering, name="kit-answer")
 
     def seen(self, key: str) -> list[Any]:
         """The contexts recorded for the point named `key`."""
@@ -538,7 +556,7 @@ class RunScenario:
     """
 
     name: str
-    _body: Callable[[Framework, bool], Awaitable[None]] = field(repr=False, compare=False)
+    _body: Callable[[Framework, bool], Coroutine[Any, Any, None]] = field(repr=False, compare=False)
 
     def check(self, framework: Framework, *, streamed: bool = False) -> None:
         """Run the scenario against `framework` (its streaming entry point when `streamed`).
@@ -603,7 +621,7 @@ async def _parallel_calls_one_denied(framework: Framework, streamed: bool) -> No
 async def _deny_with_empty_reason(framework: Framework, streamed: bool) -> None:
     setup = _Run()
     setup.observe(HookPoint.PERMISSION_DENIED)
-    setup.registry.pre_tool_call_decide(lambda ctx: HookResult.deny(""), name="silent-gate")
+    setup.registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult.deny(""), name="silent-gate")
     report = await setup.wire(framework).run(
         (Answer(calls=(Call({"text": "hi"}),)), _DONE), prompt="echo hi", streamed=streamed
     )
@@ -616,7 +634,7 @@ async def _interaction_answers_do_not_fail_open(framework: Framework, streamed: 
     for answer in (HookResult.deny(""), HookResult.ask("ask someone else")):
         setup = _Run()
         setup.registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
-        setup.registry.on_interaction(lambda ctx, answer=answer: answer)
+        setup.answer(answer)
         await setup.wire(framework).run(
             (Answer(calls=(Call({"text": "hi"}),)), _DONE), prompt="echo hi", streamed=streamed
         )
@@ -625,9 +643,9 @@ async def _interaction_answers_do_not_fail_open(framework: Framework, streamed: 
 
 async def _tool_ask_notifies_first(framework: Framework, streamed: bool) -> None:
     setup = _Run()
-    setup.observe(HookPoint.NOTIFICATION, HookPoint.ON_INTERACTION)
+    setup.observe(HookPoint.NOTIFICATION)
     setup.registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
-    setup.registry.on_interaction(lambda ctx: HookResult.allow())
+    setup.answer(HookResult.allow())
     await setup.wire(framework).run((Answer(calls=(Call({"text": "hi"}),)), _DONE), prompt="go", streamed=streamed)
     _expect(setup.ran() == [{"text": "hi"}], f"the approved tool ran with {setup.ran()}")
     _expect(
@@ -638,7 +656,7 @@ async def _tool_ask_notifies_first(framework: Framework, streamed: bool) -> None
 
 def _invalid_call_scenario(
     call: Call, kind: ToolErrorKind, *, offered: frozenset[str] | None = None
-) -> Callable[[Framework, bool], Awaitable[None]]:
+) -> Callable[[Framework, bool], Coroutine[Any, Any, None]]:
     """A scenario: `call` is invalid, reaches invalid_tool_call, never runs, and fails with `kind` by default."""
 
     async def body(framework: Framework, streamed: bool) -> None:
@@ -707,7 +725,7 @@ class _FailingTool(RecordingTool):
         return self._fn(**kwargs)
 
 
-def _stop_scenario(point: HookPoint) -> Callable[[Framework, bool], Awaitable[None]]:
+def _stop_scenario(point: HookPoint) -> Callable[[Framework, bool], Coroutine[Any, Any, None]]:
     """A scenario: a hook at `point` raises StopRun; the run stops, as the same object, ended once."""
 
     async def body(framework: Framework, streamed: bool) -> None:
@@ -718,7 +736,7 @@ def _stop_scenario(point: HookPoint) -> Callable[[Framework, bool], Awaitable[No
         def halt(ctx: object) -> None:
             raise stop
 
-        setup.registry.register(point, halt, name="halt")  # type: ignore[call-overload]  # any point, one body
+        setup.registry.register(point, halt, name="halt")
         calls = (Call({"text": "a"}, call_id="call-a"), Call({"text": "b"}, call_id="call-b"))
         raised: BaseException | None = None
         try:
@@ -810,16 +828,17 @@ async def _concurrent_runs(framework: Framework, streamed: bool) -> None:
 async def _run_level_ask(framework: Framework, streamed: bool) -> None:
     for approve in (False, True):
         setup = _Run()
-        setup.observe(HookPoint.NOTIFICATION, HookPoint.ON_INTERACTION, *_END_POINTS)
+        setup.observe(HookPoint.NOTIFICATION, *_END_POINTS)
         setup.registry.pre_turn(lambda ctx: HookResult.ask("start this turn?") if ctx.turn == 1 else HookResult.allow())
         if approve:
-            setup.registry.on_interaction(lambda ctx: HookResult.allow())
+            setup.answer(HookResult.allow())
         answers = (Answer(calls=(Call({"text": "hi"}),)), _DONE)
         try:
             await setup.wire(framework).run(answers, prompt="go", streamed=streamed)
         except StopRun:
             _expect(not approve, "an approved run-level ask stopped the run")
         order = [name for name in setup.order() if name in {"notification", "on_interaction"}]
+        _expect(order[:1] == ["notification"], f"a run-level ask fired {order}, not notification first")
         if approve:
             _expect(order == ["notification", "on_interaction"], f"a run-level ask fired {order}")
             _expect(setup.ran() == [{"text": "hi"}], "the approved run did not go on")
@@ -832,7 +851,12 @@ async def _run_level_ask(framework: Framework, streamed: bool) -> None:
 async def _finish_reasons(framework: Framework, streamed: bool) -> None:
     setup = _Run()
     finished: list[ModelTurnFinishedContext] = []
-    setup.registry.model_turn_finished(lambda ctx: finished.append(ctx) or TurnAction.continue_run())
+
+    @setup.registry.model_turn_finished
+    def judge(ctx: ModelTurnFinishedContext) -> TurnAction:
+        finished.append(ctx)
+        return TurnAction.continue_run()
+
     await setup.wire(framework).run(
         (Answer(calls=(Call({"text": "hi"}),)), Answer(text="cut short", truncated=True)),
         prompt="go",

@@ -26,7 +26,9 @@ class KitModel:
         answer = self.answers[len(self.seen) - 1]
         if answer.error is not None:
             raise answer.error
-        calls = tuple(ToolCallRequest(c.call_id, c.tool_name, c.args) for c in answer.calls if not isinstance(c.args, str))
+        calls = tuple(
+            ToolCallRequest(c.call_id, c.tool_name, c.args) for c in answer.calls if not isinstance(c.args, str)
+        )
         finish = "length" if answer.truncated else ("tool_calls" if calls else "stop")
         return ModelResponse(text=answer.text, tool_calls=calls, finish_reason=finish)
 
