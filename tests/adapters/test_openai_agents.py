@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -16,6 +17,7 @@ from openai.types.responses import ResponseReasoningItem
 from openai.types.responses.response_reasoning_item import Summary
 
 from hookreg import (
+    HookPoint,
     HookRegistry,
     HookResult,
     HookTypeError,
@@ -340,3 +342,14 @@ def test_delta_points_fire_through_stream_events() -> None:
     assert tool_deltas == [("c1", TOOL_NAME, '{"text":"hi"}')]
     assert thoughts == [("thinking", "thinking")]
     assert texts == [("done", "done")]
+
+
+def test_a_deny_without_a_reason_never_runs_the_tool() -> None:
+    """A gate's deny whose reason is None (built around the constructor) is still a deny: the tool never runs."""
+    registry, tool = HookRegistry(), RecordingTool()
+    hostile = copy.copy(HookResult.deny("x"))
+    object.__setattr__(hostile, "reason", None)  # what a careless gate could hand back before reasons were checked
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: hostile, name="careless")
+    seen = drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model
+    assert tool.calls == []
+    assert "careless" in seen
