@@ -80,7 +80,7 @@ from hookreg.harness._model import (
 )
 from hookreg.harness._tools import Tool
 
-__all__ = ["Harness", "RunFinished", "RunResult", "StreamItem", "TurnRetried"]
+__all__ = ["STOPPED_AFTER_RUN", "Harness", "RunFinished", "RunResult", "StreamItem", "TurnRetried"]
 
 P = HookPoint
 

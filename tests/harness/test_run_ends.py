@@ -19,8 +19,7 @@ from hookreg import (
     TransformToolResultContext,
 )
 from hookreg._lifecycle import STOPPED_NOTICE
-from hookreg.harness import Harness, RunResult, ScriptedModel, ScriptedTurn, Tool
-from hookreg.harness._loop import STOPPED_AFTER_RUN
+from hookreg.harness import STOPPED_AFTER_RUN, Harness, RunResult, ScriptedModel, ScriptedTurn, Tool
 
 Drive = Callable[[Harness, str], RunResult]
 BATCH = ScriptedTurn(
