@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, TypeVar, final
+from typing import Any, Final, Literal, TypeAlias, TypeVar, final
 
 from hookreg import (
     HookPoint,
@@ -300,7 +300,7 @@ class _State:
         return self.life.run
 
 
-STOPPED_AFTER_RUN = "The tool ran, but the run was stopped before its result was shown."
+STOPPED_AFTER_RUN: Final = "The tool ran, but the run was stopped before its result was shown."
 """What the model reads, after a stop, for a call whose tool ran but whose result never passed its hooks."""
 
 

@@ -190,3 +190,18 @@ def test_a_raising_session_end_observer_never_replaces_cancellation(streamed: bo
 
     asyncio.run(main())
     assert [end.outcome.status for end in ends] == ["cancelled"]
+
+
+def test_a_stop_after_a_subagent_ran_answers_its_call(drive: Drive) -> None:
+    """StopRun from subagent_stop: the subagent's call reads that it ran, and the run ends stopped."""
+    registry = HookRegistry()
+
+    def halt(ctx: object) -> None:
+        raise StopRun("subagent budget spent")
+
+    registry.register(HookPoint.SUBAGENT_STOP, halt)
+    helper = Harness(ScriptedModel([ScriptedTurn(text="found it")]), name="helper")
+    model = ScriptedModel([ScriptedTurn.calling("helper", {"goal": "look"})])
+    result = drive(Harness(model, [helper.as_tool()], registry), "go")
+    assert result.outcome.reason == "subagent budget spent"
+    assert tool_messages(result) == {"call-1": STOPPED_AFTER_RUN}
