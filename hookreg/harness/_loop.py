@@ -1,7 +1,7 @@
 """The reference agent loop: one step generator, driven four ways (run, arun, stream, astream).
 
 `Harness._steps` is the loop. It never calls a hook, a model or a tool
-itself: it yields an *operation* (`_Dispatch`, `_OpenStream`, `_NextChunk`,
+itself: it yields an *operation* (`Dispatch`, `_OpenStream`, `_NextChunk`,
 `_CallTool`, `_Emit`) and is sent back its result, or thrown its exception.
 `_drive` performs operations synchronously and `_adrive` awaits them, so the
 four entry points share one loop and one set of hook semantics — the same
@@ -9,11 +9,11 @@ split as hookreg's own dispatch (`hookreg/_dispatch.py`).
 
 The run contract itself — session start, the prompt and turn gates, the
 tool-call gate, its outcome points, the stop decision and the session end —
-is `hookreg._lifecycle`, shared with every adapter: the loop runs those flows
-through `_forward`, which hands each of their `Dispatch` operations to the
-driver as a `_Dispatch` on the harness's own registry (a subagent's harness
-has its own). What stays here is the harness's own business: the model call
-and its deltas, retries, compaction, subagents and the history.
+is `hookreg._lifecycle`, shared with every adapter: the loop ``yield from``s
+those flows bound to the harness's own registry (`hookreg._lifecycle.bind`:
+a subagent's harness has its own, and one driver serves both). What stays
+here is the harness's own business: the model call and its deltas, retries,
+compaction, subagents and the history.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ from hookreg._lifecycle import (
     RunState,
     Steps,
     aperform,
+    bind,
     describe,
     failed,
     finish_reason,
@@ -134,14 +135,6 @@ StreamItem: TypeAlias = TextDelta | ReasoningDelta | ToolCallDelta | TurnRetried
 
 
 @dataclass(frozen=True, slots=True)
-class _Dispatch:
-    """Perform `op` on `registry` (its ``a``-twin in the async driver)."""
-
-    registry: HookRegistry
-    op: Dispatch
-
-
-@dataclass(frozen=True, slots=True)
 class _OpenStream:
     model: Model
     request: ModelRequest
@@ -163,16 +156,22 @@ class _Emit:
     item: StreamItem
 
 
-_Op: TypeAlias = _Dispatch | _OpenStream | _NextChunk | _CallTool | _Emit
+_Op: TypeAlias = Dispatch | _OpenStream | _NextChunk | _CallTool | _Emit
 _Steps: TypeAlias = Generator[_Op, Any, "RunResult"]
 _Step: TypeAlias = Generator[_Op, Any, Any]
 _R = TypeVar("_R")
 
 
+def _registry(op: Dispatch) -> HookRegistry:
+    """The registry a dispatch of the loop goes to: every one is bound to its harness's registry."""
+    assert op.registry is not None  # internal invariant: the loop yields bound dispatches only
+    return op.registry
+
+
 def _perform(op: _Op) -> object:
     """Perform one operation synchronously (`_Emit` is the driver's own business)."""
-    if isinstance(op, _Dispatch):
-        return perform(op.registry, op.op)
+    if isinstance(op, Dispatch):
+        return perform(_registry(op), op)
     if isinstance(op, _OpenStream):
         return iter(op.model.stream(op.request))
     if isinstance(op, _NextChunk):
@@ -183,8 +182,8 @@ def _perform(op: _Op) -> object:
 
 async def _aperform(op: _Op) -> object:
     """Perform one operation, awaiting hooks, model chunks and async tools."""
-    if isinstance(op, _Dispatch):
-        return await aperform(op.registry, op.op)
+    if isinstance(op, Dispatch):
+        return await aperform(_registry(op), op)
     if isinstance(op, _OpenStream):
         return op.model.astream(op.request)
     if isinstance(op, _NextChunk):
@@ -249,13 +248,8 @@ async def _adrive(steps: _Steps) -> AsyncGenerator[StreamItem, None]:
             error = exc
 
 
-def _forward(registry: HookRegistry, flow: Steps[_R], watch: _Watch | None = None) -> Generator[_Op, Any, _R]:
-    """Run a `hookreg._lifecycle` flow inside the loop: each of its `Dispatch`es goes to the driver on `registry`.
-
-    The driver's answer is sent back into the flow, or its exception thrown
-    in; `watch`, when given, notes each answer and the point of a dispatch
-    that raised.
-    """
+def _watched(flow: Generator[Dispatch, Any, _R], watch: _Watch) -> Generator[Dispatch, Any, _R]:
+    """`flow`, noting in `watch` each dispatch's answer and the point of a dispatch that raised."""
     reply: object = None
     error: BaseException | None = None
     while True:
@@ -265,19 +259,16 @@ def _forward(registry: HookRegistry, flow: Steps[_R], watch: _Watch | None = Non
             return done.value  # type: ignore[no-any-return]  # the flow's declared return type
         reply, error = None, None
         try:
-            reply = yield _Dispatch(registry, op)
-        except BaseException as exc:  # noqa: BLE001 -- thrown into the flow, which decides what it means
-            error = exc
-            if watch is not None:
-                watch.raised_at = op.point
+            reply = yield op
+        except BaseException as exc:  # noqa: BLE001 -- thrown into the flow, as the driver would
+            error, watch.raised_at = exc, op.point
         else:
-            if watch is not None:
-                watch.replies[op.point] = reply
+            watch.replies[op.point] = reply
 
 
 @dataclass(slots=True)
 class _Watch:
-    """What `_forward` saw of one flow: each point's last answer, and where a dispatch raised."""
+    """What `_watched` saw of one flow: each point's last answer, and where a dispatch raised."""
 
     replies: dict[HookPoint, object] = field(default_factory=dict)
     raised_at: HookPoint | None = None
@@ -438,14 +429,15 @@ class Harness:
 
     # --- the loop, written once -----------------------------------------------
 
-    def _hooks(self, flow: Steps[_R], watch: _Watch | None = None) -> Generator[_Op, Any, _R]:
-        """Run a lifecycle flow on this harness's registry (see `_forward`)."""
-        return _forward(self.registry, flow, watch)
+    def _hooks(self, flow: Steps[_R], watch: _Watch | None = None) -> Generator[Dispatch, Any, _R]:
+        """A lifecycle flow bound to this harness's registry, watched by `watch` when given."""
+        bound = bind(self.registry, flow)
+        return bound if watch is None else _watched(bound, watch)
 
     def _notify(self, point: HookPoint, ctx: object) -> _Step:
         """Fire one of the harness's own observe points, skipping it when nobody listens."""
         if self.registry.has_hooks(point):
-            yield _Dispatch(self.registry, Dispatch("notify", point, ctx))
+            yield Dispatch("notify", point, ctx, self.registry)
 
     def _steps(self, goal: str, *, streaming: bool, parent: RunContext | None = None) -> _Steps:
         """The whole run, as operations for a driver; returns the `RunResult`."""
@@ -504,10 +496,10 @@ class Harness:
             state.model_calls += 1
             base = RequestPatch(active_tools=frozenset(self.tools))
             ctx = PreModelCallContext(prompt=state.life.goal, history=state.history, turn=run.turn, patch=base, run=run)
-            patch: RequestPatch = yield _Dispatch(reg, Dispatch("transform", P.PRE_MODEL_CALL, ctx))
+            patch: RequestPatch = yield Dispatch("transform", P.PRE_MODEL_CALL, ctx, reg)
             name = self.model.name
             select = ModelSelectContext(default_model=name, selected_model=name, patch=patch, run=run)
-            model_name: str = yield _Dispatch(reg, Dispatch("transform", P.MODEL_SELECT, select))
+            model_name: str = yield Dispatch("transform", P.MODEL_SELECT, select, reg)
             request = self._request(state, patch, model_name)
             response = yield from self._call_model(state, request)
             finished = ModelTurnFinishedContext(
@@ -522,7 +514,7 @@ class Harness:
                 model=response.model or request.model,
                 run=run,
             )
-            action: TurnAction = yield _Dispatch(reg, Dispatch("decide", P.MODEL_TURN_FINISHED, finished))
+            action: TurnAction = yield Dispatch("decide", P.MODEL_TURN_FINISHED, finished, reg)
             if action.kind == "continue":
                 state.tools_offered = frozenset(request.tools)
                 state.output = response.text

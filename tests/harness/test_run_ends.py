@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 
 from hookreg import (
     HookPoint,
     HookRegistry,
+    HookResult,
     InvalidToolCallAction,
     Message,
     OnSessionEndContext,
@@ -19,7 +20,17 @@ from hookreg import (
     TransformToolResultContext,
 )
 from hookreg._lifecycle import STOPPED_NOTICE
-from hookreg.harness import STOPPED_AFTER_RUN, Harness, RunResult, ScriptedModel, ScriptedTurn, Tool
+from hookreg.harness import (
+    STOPPED_AFTER_RUN,
+    Harness,
+    ModelChunk,
+    ModelRequest,
+    RunResult,
+    ScriptedModel,
+    ScriptedTurn,
+    TextDelta,
+    Tool,
+)
 
 Drive = Callable[[Harness, str], RunResult]
 BATCH = ScriptedTurn(
@@ -205,3 +216,35 @@ def test_a_stop_after_a_subagent_ran_answers_its_call(drive: Drive) -> None:
     result = drive(Harness(model, [helper.as_tool()], registry), "go")
     assert result.outcome.reason == "subagent budget spent"
     assert tool_messages(result) == {"call-1": STOPPED_AFTER_RUN}
+
+
+def test_a_subagent_that_did_not_complete_says_how_it_ended(drive: Drive) -> None:
+    """The parent's model reads a stopped subagent's status and reason, not an empty answer."""
+    inner = HookRegistry()
+    inner.user_prompt_submit(lambda ctx: HookResult.deny("no nested research today"))
+    helper = Harness(ScriptedModel([]), registry=inner, name="helper")
+    model = ScriptedModel([ScriptedTurn.calling("helper", {"goal": "look"}), ScriptedTurn(text="ok")])
+    result = drive(Harness(model, [helper.as_tool()]), "go")
+    assert tool_messages(result) == {"call-1": "subagent stopped: no nested research today"}
+
+
+class _SilentModel:
+    """A model whose stream ends without a ModelResponse."""
+
+    name = "silent"
+
+    def stream(self, request: ModelRequest, /) -> Iterator[ModelChunk]:
+        yield TextDelta("hm")
+
+    async def astream(self, request: ModelRequest, /) -> AsyncIterator[ModelChunk]:
+        yield TextDelta("hm")
+
+
+def test_a_stream_without_a_response_fails_the_run(drive: Drive) -> None:
+    """A model stream that ends without its ModelResponse is an error naming the model; the run ends failed."""
+    registry = HookRegistry()
+    ends: list[OnSessionEndContext] = []
+    registry.on_session_end(ends.append)
+    with pytest.raises(ValueError, match=r"Cannot finish turn 1: the stream of .* ended without a ModelResponse"):
+        drive(Harness(_SilentModel(), registry=registry), "go")
+    assert [end.outcome.status for end in ends] == ["failed"]
