@@ -447,9 +447,14 @@ class PostTurnContext:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PreCompactContext:
-    """`pre_compact`: the history is about to be compacted."""
+    """`pre_compact`: the history is about to be compacted.
+
+    `transcript_len` is the history's length in characters (its messages'
+    contents); `message_count` the number of messages in it.
+    """
 
     transcript_len: int
+    message_count: int = 0
     run: RunContext = field(default_factory=RunContext)
 
 

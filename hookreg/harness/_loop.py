@@ -1,69 +1,73 @@
 """The reference agent loop: one step generator, driven four ways (run, arun, stream, astream).
 
-`Harness._steps` holds every rule of the loop. It never calls a hook, a model
-or a tool itself: it yields an *operation* (`_Dispatch`, `_OpenStream`,
-`_NextChunk`, `_CallTool`, `_Emit`) and is sent back its result, or thrown its
-exception. `_drive` performs operations synchronously and `_adrive` awaits
-them, so the four entry points share one loop and one set of hook semantics —
-the same split as hookreg's own dispatch (`hookreg/_dispatch.py`).
+`Harness._steps` is the loop. It never calls a hook, a model or a tool
+itself: it yields an *operation* (`Dispatch`, `_OpenStream`, `_NextChunk`,
+`_CallTool`, `_Emit`) and is sent back its result, or thrown its exception.
+`_drive` performs operations synchronously and `_adrive` awaits them, so the
+four entry points share one loop and one set of hook semantics — the same
+split as hookreg's own dispatch (`hookreg/_dispatch.py`).
+
+The run contract itself — session start, the prompt and turn gates, the
+tool-call gate, its outcome points, the stop decision and the session end —
+is `hookreg._lifecycle`, shared with every adapter: the loop ``yield from``s
+those flows bound to the harness's own registry (`hookreg._lifecycle.bind`:
+a subagent's harness has its own, and one driver serves both). What stays
+here is the harness's own business: the model call and its deltas, retries,
+compaction, subagents and the history.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import json
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, final
+from typing import Any, Final, Literal, TypeAlias, TypeVar, final
 
 from hookreg import (
-    Decision,
-    FinishReason,
     HookPoint,
     HookRegistry,
-    HookResult,
     HookTypeError,
     HookValueError,
-    InvalidToolCallAction,
-    InvalidToolCallContext,
     Message,
     ModelSelectContext,
     ModelTurnFinishedContext,
     NotificationContext,
     OnCompactionContext,
-    OnInteractionContext,
-    OnSessionEndContext,
-    OnSessionStartContext,
-    OnToolErrorContext,
-    PermissionDeniedContext,
-    PostToolCallContext,
-    PostToolCallFailureContext,
     PostTurnContext,
     PreCompactContext,
     PreModelCallContext,
-    PreToolCallDecideContext,
-    PreTurnContext,
     ReasoningDeltaContext,
     RequestPatch,
     RunContext,
     RunOutcome,
     SetupContext,
-    StopContext,
     StopRun,
     SubagentStartContext,
     SubagentStopContext,
     TextDeltaContext,
     ToolCallDeltaContext,
     ToolCallRequest,
-    ToolCallResolution,
-    ToolErrorKind,
-    TransformToolResultContext,
     TurnAction,
-    UserPromptSubmitContext,
+)
+from hookreg._lifecycle import (
+    Dispatch,
+    RunState,
+    Steps,
+    aperform,
+    bind,
+    describe,
+    failed,
+    finish_reason,
+    gate,
+    outcome_for,
+    perform,
+    present,
+    refused_retry,
+    succeeded,
+    unanswered,
 )
 from hookreg.harness._model import (
     Model,
@@ -73,10 +77,11 @@ from hookreg.harness._model import (
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
+    argument_text,
 )
 from hookreg.harness._tools import Tool
 
-__all__ = ["Harness", "RunFinished", "RunResult", "StreamItem", "TurnRetried"]
+__all__ = ["STOPPED_AFTER_RUN", "Harness", "RunFinished", "RunResult", "StreamItem", "TurnRetried"]
 
 P = HookPoint
 
@@ -130,15 +135,6 @@ StreamItem: TypeAlias = TextDelta | ReasoningDelta | ToolCallDelta | TurnRetried
 
 
 @dataclass(frozen=True, slots=True)
-class _Dispatch:
-    """Call ``registry.<method>(*args)``, or its ``a``-twin in the async driver."""
-
-    registry: HookRegistry
-    method: Literal["decide", "transform", "notify", "resolve_tool_call"]
-    args: tuple[object, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class _OpenStream:
     model: Model
     request: ModelRequest
@@ -160,15 +156,22 @@ class _Emit:
     item: StreamItem
 
 
-_Op: TypeAlias = _Dispatch | _OpenStream | _NextChunk | _CallTool | _Emit
+_Op: TypeAlias = Dispatch | _OpenStream | _NextChunk | _CallTool | _Emit
 _Steps: TypeAlias = Generator[_Op, Any, "RunResult"]
 _Step: TypeAlias = Generator[_Op, Any, Any]
+_R = TypeVar("_R")
+
+
+def _registry(op: Dispatch) -> HookRegistry:
+    """The registry a dispatch of the loop goes to: every one is bound to its harness's registry."""
+    assert op.registry is not None  # internal invariant: the loop yields bound dispatches only
+    return op.registry
 
 
 def _perform(op: _Op) -> object:
     """Perform one operation synchronously (`_Emit` is the driver's own business)."""
-    if isinstance(op, _Dispatch):
-        return getattr(op.registry, op.method)(*op.args)
+    if isinstance(op, Dispatch):
+        return perform(_registry(op), op)
     if isinstance(op, _OpenStream):
         return iter(op.model.stream(op.request))
     if isinstance(op, _NextChunk):
@@ -179,8 +182,8 @@ def _perform(op: _Op) -> object:
 
 async def _aperform(op: _Op) -> object:
     """Perform one operation, awaiting hooks, model chunks and async tools."""
-    if isinstance(op, _Dispatch):
-        return await getattr(op.registry, "a" + op.method)(*op.args)
+    if isinstance(op, Dispatch):
+        return await aperform(_registry(op), op)
     if isinstance(op, _OpenStream):
         return op.model.astream(op.request)
     if isinstance(op, _NextChunk):
@@ -245,39 +248,63 @@ async def _adrive(steps: _Steps) -> AsyncGenerator[StreamItem, None]:
             error = exc
 
 
-# --- the loop ---------------------------------------------------------------------
+def _watched(flow: Generator[Dispatch, Any, _R], watch: _Watch) -> Generator[Dispatch, Any, _R]:
+    """`flow`, noting in `watch` each dispatch's answer and the point of a dispatch that raised."""
+    reply: object = None
+    error: BaseException | None = None
+    while True:
+        try:
+            op = flow.send(reply) if error is None else flow.throw(error)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]  # the flow's declared return type
+        reply, error = None, None
+        try:
+            reply = yield op
+        except BaseException as exc:  # noqa: BLE001 -- thrown into the flow, as the driver would
+            error, watch.raised_at = exc, op.point
+        else:
+            watch.replies[op.point] = reply
+
+
+@dataclass(slots=True)
+class _Watch:
+    """What `_watched` saw of one flow: each point's last answer, and where a dispatch raised."""
+
+    replies: dict[HookPoint, object] = field(default_factory=dict)
+    raised_at: HookPoint | None = None
 
 
 @dataclass(slots=True)
 class _State:
-    """What one run remembers between steps."""
+    """What one run remembers between steps; the run's lifecycle is `life` (`hookreg._lifecycle.RunState`)."""
 
-    goal: str
-    run: RunContext
+    life: RunState
     history: list[Message]
     streaming: bool
     model_calls: int = 0
     output: str = ""
-    continuations: int = 0
     tools_offered: frozenset[str] = field(default_factory=frozenset)
 
+    @property
+    def run(self) -> RunContext:
+        """The run's context at its current turn."""
+        return self.life.run
 
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+STOPPED_AFTER_RUN: Final = "The tool ran, but the run was stopped before its result was shown."
+"""What the model reads, after a stop, for a call whose tool ran but whose result never passed its hooks."""
 
 
-def _present(raw: object) -> str:
-    """What the model sees of a tool's return value, before `transform_tool_result`."""
-    if isinstance(raw, str):
-        return raw
-    if isinstance(raw, RunResult):
-        if raw.outcome.status == "completed":
-            return raw.output
-        return f"subagent {raw.outcome.status}: {raw.outcome.reason}"
-    try:
-        return json.dumps(raw, default=str)
-    except (TypeError, ValueError):
-        return str(raw)
+def _tool_message(call: ToolCallRequest, text: str) -> Message:
+    """The tool message answering `call`."""
+    return Message("tool", text, name=call.tool_name, tool_call_id=call.call_id)
+
+
+def _subagent_text(result: RunResult) -> str:
+    """What the parent's model reads of a subagent's run: its answer, or how it ended."""
+    if result.outcome.status == "completed":
+        return result.output
+    return f"subagent {result.outcome.status}: {result.outcome.reason}"
 
 
 def _clip(text: str, width: int = 60) -> str:
@@ -402,101 +429,92 @@ class Harness:
 
     # --- the loop, written once -----------------------------------------------
 
+    def _hooks(self, flow: Steps[_R], watch: _Watch | None = None) -> Generator[Dispatch, Any, _R]:
+        """A lifecycle flow bound to this harness's registry, watched by `watch` when given."""
+        bound = bind(self.registry, flow)
+        return bound if watch is None else _watched(bound, watch)
+
+    def _notify(self, point: HookPoint, ctx: object) -> _Step:
+        """Fire one of the harness's own observe points, skipping it when nobody listens."""
+        if self.registry.has_hooks(point):
+            yield Dispatch("notify", point, ctx, self.registry)
+
     def _steps(self, goal: str, *, streaming: bool, parent: RunContext | None = None) -> _Steps:
         """The whole run, as operations for a driver; returns the `RunResult`."""
         run = RunContext(depth=0 if parent is None else parent.depth + 1, agent_name=self.name, is_streaming=streaming)
-        state = _State(goal=goal, run=run, history=[Message("user", goal)], streaming=streaming)
+        life = RunState(self.registry, run, goal)
+        state = _State(life=life, history=[Message("user", goal)], streaming=streaming)
         try:
             outcome = yield from self._session(state)
         except StopRun as stop:
-            outcome = RunOutcome(status="stopped", reason=stop.reason, turns=state.model_calls)
+            outcome = outcome_for(stop, state.model_calls)
         except BaseException as exc:
-            status: Literal["failed", "cancelled"] = "failed" if isinstance(exc, Exception) else "cancelled"
-            yield from self._end(state, RunOutcome(status=status, reason=_describe(exc), turns=state.model_calls))
+            # The exception ending the run wins over any on_session_end failure (DESIGN §5).
+            yield from self._hooks(life.end(outcome_for(exc, state.model_calls), exc))
             raise
-        yield from self._end(state, outcome)
+        yield from self._hooks(life.end(outcome))
         return RunResult(outcome=outcome, output=state.output, history=tuple(state.history), run=state.run)
 
     def _session(self, state: _State) -> Generator[_Op, Any, RunOutcome]:
-        reg, run = self.registry, state.run
         with self._setup_lock:
             first, self._setup_fired = not self._setup_fired, True
-        if first and reg.has_hooks(P.SETUP):
-            yield _Dispatch(reg, "notify", (P.SETUP, SetupContext(run=run)))
-        if reg.has_hooks(P.ON_SESSION_START):
-            ctx = OnSessionStartContext(session_id=run.session_id, goal=state.goal, run=run)
-            yield _Dispatch(reg, "notify", (P.ON_SESSION_START, ctx))
-        verdict = yield _Dispatch(
-            reg, "decide", (P.USER_PROMPT_SUBMIT, UserPromptSubmitContext(content=state.goal, run=run))
-        )
-        verdict = yield from self._settle(state, verdict, None)
-        if not verdict.allowed:
-            return RunOutcome(status="stopped", reason=verdict.reason)
+        if first:
+            yield from self._notify(P.SETUP, SetupContext(run=state.run))
+        refused = yield from self._hooks(state.life.start())
+        if refused is not None:
+            return refused
         while True:
             outcome = yield from self._turn(state)
             if outcome is not None:
                 return outcome
 
-    def _end(self, state: _State, outcome: RunOutcome) -> _Step:
-        if self.registry.has_hooks(P.ON_SESSION_END):
-            ctx = OnSessionEndContext(session_id=state.run.session_id, outcome=outcome, run=state.run)
-            with contextlib.suppress(StopRun):  # the run is ending already
-                yield _Dispatch(self.registry, "notify", (P.ON_SESSION_END, ctx))
-
     def _turn(self, state: _State) -> Generator[_Op, Any, RunOutcome | None]:
         """One turn: gate, model call (with retries), tool calls, stop check, compaction."""
-        reg = self.registry
-        state.run = run = dataclasses.replace(state.run, turn=state.run.turn + 1)
-        verdict = yield _Dispatch(
-            reg, "decide", (P.PRE_TURN, PreTurnContext(prompt=state.goal, turn=run.turn, run=run))
-        )
-        verdict = yield from self._settle(state, verdict, None)
-        if not verdict.allowed:
-            return RunOutcome(status="stopped", reason=verdict.reason, turns=state.model_calls)
+        refused = yield from self._hooks(state.life.turn())
+        if refused is not None:
+            return dataclasses.replace(refused, turns=state.model_calls)
+        run = state.run
         response = yield from self._answer(state)
         if response is None:
             reason = f"max_turns={self.max_turns} reached"
             yield from self._notify(P.NOTIFICATION, NotificationContext(message=f"run ended: {reason}", run=run))
             return RunOutcome(status="failed", reason=reason, turns=state.model_calls)
-        for call in response.tool_calls:
-            yield from self._tool_call(state, call)
+        yield from self._tool_calls(state, response)
         yield from self._notify(P.POST_TURN, PostTurnContext(turn=run.turn, response_text=response.text, run=run))
         if not response.tool_calls:
-            ctx = StopContext(response_text=response.text, continuation_count=state.continuations, run=run)
-            verdict = yield _Dispatch(reg, "decide", (P.STOP, ctx))
-            verdict = yield from self._settle(state, verdict, None)
-            if verdict.allowed:
+            feedback = yield from self._hooks(state.life.stop(response.text))
+            if feedback is None:
                 return RunOutcome(status="completed", turns=state.model_calls)
-            state.continuations += 1
-            state.history.append(Message("user", verdict.reason))
+            state.history.append(Message("user", feedback))
         yield from self._compact(state)
         return None
 
     def _answer(self, state: _State) -> Generator[_Op, Any, ModelResponse | None]:
         """Call the model until `model_turn_finished` accepts an answer; ``None`` when out of turns."""
-        reg = self.registry
-        run = state.run
+        reg, run = self.registry, state.run
         while state.model_calls < self.max_turns:
             state.model_calls += 1
             base = RequestPatch(active_tools=frozenset(self.tools))
-            ctx = PreModelCallContext(prompt=state.goal, history=state.history, turn=run.turn, patch=base, run=run)
-            patch: RequestPatch = yield _Dispatch(reg, "transform", (P.PRE_MODEL_CALL, ctx))
+            ctx = PreModelCallContext(prompt=state.life.goal, history=state.history, turn=run.turn, patch=base, run=run)
+            patch: RequestPatch = yield Dispatch("transform", P.PRE_MODEL_CALL, ctx, reg)
             name = self.model.name
             select = ModelSelectContext(default_model=name, selected_model=name, patch=patch, run=run)
-            model_name: str = yield _Dispatch(reg, "transform", (P.MODEL_SELECT, select))
+            model_name: str = yield Dispatch("transform", P.MODEL_SELECT, select, reg)
             request = self._request(state, patch, model_name)
             response = yield from self._call_model(state, request)
             finished = ModelTurnFinishedContext(
                 turn=run.turn,
                 text=response.text,
                 tool_calls=response.tool_calls,
-                finish_reason=FinishReason.from_raw(response.finish_reason),
+                finish_reason=finish_reason(response.finish_reason),
                 raw_finish_reason=response.finish_reason,
                 max_tokens=request.max_tokens,
                 usage=response.usage,
+                message_id=response.message_id,
+                model=response.model or request.model,
                 run=run,
             )
-            action: TurnAction = yield _Dispatch(reg, "decide", (P.MODEL_TURN_FINISHED, finished))
+            action: TurnAction = yield Dispatch("decide", P.MODEL_TURN_FINISHED, finished, reg)
             if action.kind == "continue":
                 state.tools_offered = frozenset(request.tools)
                 state.output = response.text
@@ -504,30 +522,29 @@ class Harness:
                     state.history.append(Message("assistant", response.text))
                 state.history.extend(
                     Message(
-                        "assistant", json.dumps(dict(c.args), default=str), name=c.tool_name, tool_call_id=c.call_id
+                        "assistant",
+                        argument_text(call, response.raw_arguments),
+                        name=call.tool_name,
+                        tool_call_id=call.call_id,
                     )
-                    for c in response.tool_calls
+                    for call in response.tool_calls
                 )
                 return response
             if response.tool_calls:
-                names = [call.tool_name for call in response.tool_calls]
-                msg = (
-                    f"Cannot retry turn {run.turn} as hook {action.decided_by!r} asked: the answer carries tool calls "
-                    f"{names}, which would be dropped unrun. Return TurnAction.continue_run() for such turns, "
-                    "and gate the calls in pre_tool_call_decide instead."
-                )
-                raise HookValueError(msg, point=P.MODEL_TURN_FINISHED)
+                raise refused_retry(run.turn, action.decided_by, [call.tool_name for call in response.tool_calls])
             if state.streaming:
                 yield _Emit(TurnRetried(run.turn, action.kind))
             if action.kind == "feedback":
-                state.history += [Message("assistant", response.text), Message("user", action.feedback or "")]
+                if response.text:  # an empty rejected answer adds nothing to the conversation (as rig)
+                    state.history.append(Message("assistant", response.text))
+                state.history.append(Message("user", action.feedback or ""))
         return None
 
     def _request(self, state: _State, patch: RequestPatch, model_name: str) -> ModelRequest:
         offered = frozenset(self.tools) if patch.active_tools is None else patch.active_tools & frozenset(self.tools)
         return ModelRequest(
             model=model_name,
-            messages=tuple(state.history),
+            messages=tuple(state.history) if patch.messages is None else patch.messages,
             tools=tuple(sorted(offered)),
             system=((patch.preamble,) if patch.preamble else ()) + (patch.extra_context or ()),
             max_tokens=self.max_tokens if patch.max_tokens is None else patch.max_tokens,
@@ -538,7 +555,7 @@ class Harness:
 
     def _call_model(self, state: _State, request: ModelRequest) -> Generator[_Op, Any, ModelResponse]:
         """Stream one answer; in streaming runs, fire the delta points and emit the deltas."""
-        reg, run = self.registry, state.run
+        run = state.run
         stream = yield _OpenStream(self.model, request)
         text = reasoning = ""
         while True:
@@ -552,171 +569,116 @@ class Harness:
                 continue
             if isinstance(chunk, TextDelta):
                 text += chunk.text
-                if reg.has_hooks(P.TEXT_DELTA):
-                    yield _Dispatch(
-                        reg, "notify", (P.TEXT_DELTA, TextDeltaContext(delta=chunk.text, aggregated=text, run=run))
-                    )
+                yield from self._notify(P.TEXT_DELTA, TextDeltaContext(delta=chunk.text, aggregated=text, run=run))
             elif isinstance(chunk, ReasoningDelta):
                 reasoning += chunk.text
-                if reg.has_hooks(P.REASONING_DELTA):
-                    ctx = ReasoningDeltaContext(delta=chunk.text, aggregated=reasoning, run=run)
-                    yield _Dispatch(reg, "notify", (P.REASONING_DELTA, ctx))
-            elif reg.has_hooks(P.TOOL_CALL_DELTA):
+                ctx = ReasoningDeltaContext(delta=chunk.text, aggregated=reasoning, run=run)
+                yield from self._notify(P.REASONING_DELTA, ctx)
+            else:
                 ctx2 = ToolCallDeltaContext(call_id=chunk.call_id, tool_name=chunk.tool_name, delta=chunk.args, run=run)
-                yield _Dispatch(reg, "notify", (P.TOOL_CALL_DELTA, ctx2))
+                yield from self._notify(P.TOOL_CALL_DELTA, ctx2)
             yield _Emit(chunk)
 
-    def _tool_call(self, state: _State, call: ToolCallRequest) -> _Step:
-        """Check, resolve, run and report one tool call; its result (or error) joins the history."""
-        reg, run = self.registry, state.run
-        tool, problem = self._lookup(state, call.tool_name, call.args)
-        if problem is not None:
-            ctx = InvalidToolCallContext(
-                tool_name=call.tool_name,
-                args=call.args,
-                call_id=call.call_id,
-                available_tools=sorted(state.tools_offered),
-                error=str(problem[1]),
-                run=run,
-            )
-            action: InvalidToolCallAction = yield _Dispatch(reg, "decide", (P.INVALID_TOOL_CALL, ctx))
-            if action.kind in ("retry", "skip"):
-                content = action.feedback or action.reason
-                state.history.append(Message("tool", content, name=call.tool_name, tool_call_id=call.call_id))
-                return
-            if action.kind == "repair" and action.tool_name is not None:
-                call = dataclasses.replace(call, tool_name=action.tool_name)
-                tool, problem = self._lookup(state, call.tool_name, call.args)
-        if problem is not None:
-            kind, error = problem
-            content = yield from self._failed(state, call, error, kind, 0.0)
-        else:
-            assert tool is not None  # _lookup returns a tool whenever there is no problem
-            content = yield from self._resolve_and_run(state, tool, call)
-        state.history.append(Message("tool", content, name=call.tool_name, tool_call_id=call.call_id))
+    def _tool_calls(self, state: _State, response: ModelResponse) -> _Step:
+        """Run the answer's tool calls in order; after a stop, every call of the batch still gets a tool message."""
+        start = len(state.history)
+        try:
+            for call in response.tool_calls:
+                raw_args = response.raw_arguments.get(call.call_id, call.args)
+                yield from self._tool_call(state, call, raw_args)
+        except StopRun:
+            answered = {m.tool_call_id for m in state.history[start:] if m.role == "tool" and m.tool_call_id}
+            names = {call.call_id: call.tool_name for call in response.tool_calls}
+            for call_id, notice in unanswered(list(names), answered):
+                state.history.append(Message("tool", notice, name=names[call_id], tool_call_id=call_id))
+            raise
 
-    def _lookup(
-        self, state: _State, name: str, args: Mapping[str, object]
-    ) -> tuple[Tool | None, tuple[ToolErrorKind, Exception] | None]:
-        tool = self.tools.get(name) if name in state.tools_offered else None
-        if tool is None:
-            offered = ", ".join(sorted(state.tools_offered)) or "none"
-            return None, (
-                ToolErrorKind.NOT_FOUND,
-                LookupError(f"unknown tool {name!r}; the tools offered are: {offered}"),
+    def _tool_call(self, state: _State, call: ToolCallRequest, raw_args: object) -> _Step:
+        """Gate one call (`hookreg._lifecycle.gate`), run it, report its outcome; its text joins the history."""
+        run = state.run
+        verdict = yield from self._hooks(
+            gate(
+                self.registry,
+                run,
+                call.tool_name,
+                call.call_id,
+                raw_args,
+                known=self.tools,
+                offered=state.tools_offered,
+                validate=self._validate,
             )
-        invalid = tool.check(args)
-        if invalid is not None:
-            return tool, (ToolErrorKind.INVALID_ARGS, TypeError(f"bad arguments for {name!r}: {invalid}"))
-        return tool, None
-
-    def _resolve_and_run(self, state: _State, tool: Tool, call: ToolCallRequest) -> Generator[_Op, Any, str]:
-        """Transform and gate the call (asking a human when told to), then run the tool and report."""
-        reg, run, call_id = self.registry, state.run, call.call_id
-        ctx = PreToolCallDecideContext(tool_name=tool.name, args=call.args, call_id=call_id, run=run)
-        resolution: ToolCallResolution = yield _Dispatch(reg, "resolve_tool_call", (ctx,))
-        args, verdict = resolution.args, resolution.result
-        call = dataclasses.replace(call, args=args)
-        if verdict.decision is Decision.ASK:
-            verdict = yield from self._settle(state, verdict, tool.name)
-            if not verdict.allowed:
-                denied = PermissionDeniedContext(
-                    tool_name=tool.name,
-                    args=args,
-                    call_id=call_id,
-                    reason=verdict.reason,
-                    decided_by=verdict.decided_by,
-                    run=run,
-                )
-                yield from self._notify(P.PERMISSION_DENIED, denied)
+        )
+        call = verdict.call
         if not verdict.allowed:
-            return f"Permission denied: {verdict.reason}"
-        invalid = tool.check(args)  # an input transform may have broken them
-        if invalid is not None:
-            error = TypeError(f"bad arguments for {tool.name!r} after transform_tool_input: {invalid}")
-            return (yield from self._failed(state, call, error, ToolErrorKind.INVALID_ARGS, 0.0))
+            text = f"Permission denied: {verdict.text}" if verdict.status == "denied" else verdict.text
+            state.history.append(_tool_message(call, text))
+            return
+        tool = self.tools[call.tool_name]
         started = time.perf_counter()
         raw: object = None
         failure: Exception | None = None
         if tool.subagent is not None:
-            raw, failure = yield from self._delegate(state, tool.subagent, str(args["goal"]))
+            raw, failure = yield from self._delegate(state, call, tool.subagent)
         else:
             try:
-                raw = yield _CallTool(tool, args)
-            except StopRun:
+                raw = yield _CallTool(tool, call.args)
+            except StopRun:  # raised by the tool itself
+                state.history.append(_tool_message(call, STOPPED_AFTER_RUN))
                 raise
             except Exception as exc:  # noqa: BLE001 -- a tool error is reported to hooks and to the model
                 failure = exc
         duration_ms = (time.perf_counter() - started) * 1000
-        if failure is not None:
-            kind = ToolErrorKind.TIMEOUT if isinstance(failure, TimeoutError) else ToolErrorKind.EXCEPTION
-            return (yield from self._failed(state, call, failure, kind, duration_ms))
-        shown = TransformToolResultContext(
-            tool_name=tool.name, args=args, call_id=call_id, raw_result=raw, presentation=_present(raw), run=run
-        )
-        presentation: str = yield _Dispatch(reg, "transform", (P.TRANSFORM_TOOL_RESULT, shown))
-        done = PostToolCallContext(
-            tool_name=tool.name,
-            args=args,
-            call_id=call_id,
-            result=presentation,
-            raw_result=raw,
-            duration_ms=duration_ms,
-            metadata={"rewritten": resolution.rewritten},
-            run=run,
-        )
-        yield from self._notify(P.POST_TOOL_CALL, done)
-        return presentation
+        watch = _Watch()
+        try:
+            if failure is not None:
+                text = yield from self._hooks(failed(self.registry, run, call, failure, duration_ms=duration_ms), watch)
+            else:
+                shown = _subagent_text(raw) if isinstance(raw, RunResult) else None
+                outcome = succeeded(
+                    self.registry,
+                    run,
+                    call,
+                    raw,
+                    presentation=shown,
+                    duration_ms=duration_ms,
+                    metadata={"rewritten": verdict.rewritten},
+                )
+                text = yield from self._hooks(outcome, watch)
+        except StopRun:
+            # Stopped by an outcome hook: the model reads the result as its hooks left it, when they got that far.
+            text = STOPPED_AFTER_RUN
+            if failure is None and watch.raised_at is P.POST_TOOL_CALL:
+                default = _subagent_text(raw) if isinstance(raw, RunResult) else present(raw)
+                text = str(watch.replies.get(P.TRANSFORM_TOOL_RESULT, default))
+            state.history.append(_tool_message(call, text))
+            raise
+        state.history.append(_tool_message(call, text))
+
+    def _validate(self, tool_name: str, args: Mapping[str, object]) -> str | None:
+        """The schema check `gate` runs: whether `args` bind to the tool's signature."""
+        return self.tools[tool_name].check(args)
 
     def _delegate(
-        self, state: _State, harness: Harness, goal: str
+        self, state: _State, call: ToolCallRequest, harness: Harness
     ) -> Generator[_Op, Any, tuple[object, Exception | None]]:
-        """Run `harness` on `goal` at depth + 1, between `subagent_start` and `subagent_stop`."""
-        run = state.run
+        """Run `harness` on the call's goal at depth + 1, between `subagent_start` and `subagent_stop`."""
+        run, goal = state.run, str(call.args["goal"])
         depth = run.depth + 1
         yield from self._notify(P.SUBAGENT_START, SubagentStartContext(goal=goal, depth=depth, run=run))
+        result: RunResult | None = None
+        error: Exception | None = None
         try:
-            result: RunResult = yield from harness._steps(goal, streaming=False, parent=run)
+            result = yield from harness._steps(goal, streaming=False, parent=run)
+            outcome = result.outcome
         except Exception as exc:  # noqa: BLE001 -- the subagent's failure is this tool call's error
-            outcome = RunOutcome(status="failed", reason=_describe(exc))
+            error = exc
+            outcome = RunOutcome(status="failed", reason=describe(exc))
+        try:
             yield from self._notify(P.SUBAGENT_STOP, SubagentStopContext(outcome=outcome, depth=depth, run=run))
-            return None, exc
-        yield from self._notify(P.SUBAGENT_STOP, SubagentStopContext(outcome=result.outcome, depth=depth, run=run))
-        return result, None
-
-    def _failed(
-        self, state: _State, call: ToolCallRequest, error: Exception, kind: ToolErrorKind, duration_ms: float
-    ) -> Generator[_Op, Any, str]:
-        """Report a failed call to `post_tool_call_failure`; return what `on_tool_error` says the model sees."""
-        run, name, args, call_id = state.run, call.tool_name, call.args, call.call_id
-        failure = PostToolCallFailureContext(
-            tool_name=name, args=args, call_id=call_id, error=error, duration_ms=duration_ms, run=run
-        )
-        yield from self._notify(P.POST_TOOL_CALL_FAILURE, failure)
-        ctx = OnToolErrorContext(
-            tool_name=name,
-            args=args,
-            call_id=call_id,
-            error=error,
-            kind=kind,
-            message=f"Error: {_describe(error)}",
-            run=run,
-        )
-        message: str = yield _Dispatch(self.registry, "transform", (P.ON_TOOL_ERROR, ctx))
-        return message
-
-    def _settle(self, state: _State, verdict: HookResult, tool_name: str | None) -> Generator[_Op, Any, HookResult]:
-        """Resolve an ``ask`` through `notification` and `on_interaction`; other verdicts pass through."""
-        if verdict.decision is not Decision.ASK:
-            return verdict
-        run = state.run
-        about = f" for {tool_name}" if tool_name else ""
-        yield from self._notify(
-            P.NOTIFICATION, NotificationContext(message=f"approval needed{about}: {verdict.reason}", run=run)
-        )
-        ctx = OnInteractionContext(question=verdict.reason, options=("allow", "deny"), tool_name=tool_name, run=run)
-        answer: HookResult = yield _Dispatch(self.registry, "decide", (P.ON_INTERACTION, ctx))
-        return answer
+        except StopRun:  # the subagent ran: its call is answered
+            state.history.append(_tool_message(call, STOPPED_AFTER_RUN))
+            raise
+        return result, error
 
     def _compact(self, state: _State) -> _Step:
         """Fold older messages into one summary when the history outgrows `compact_after`."""
@@ -724,7 +686,10 @@ class Harness:
         if limit is None or len(state.history) <= limit:
             return
         run = state.run
-        yield from self._notify(P.PRE_COMPACT, PreCompactContext(transcript_len=len(state.history), run=run))
+        chars = sum(len(m.content) for m in state.history)
+        yield from self._notify(
+            P.PRE_COMPACT, PreCompactContext(transcript_len=chars, message_count=len(state.history), run=run)
+        )
         keep = limit // 2
         first, older, recent = state.history[0], state.history[1:-keep], state.history[-keep:]
         lines = [f"{m.role}{f' ({m.name})' if m.name else ''}: {_clip(m.content)}" for m in older]
@@ -733,8 +698,3 @@ class Harness:
         yield from self._notify(
             P.ON_COMPACTION, OnCompactionContext(removed=len(older), summary_chars=len(summary), run=run)
         )
-
-    def _notify(self, point: HookPoint, ctx: object) -> _Step:
-        """Fire an observe point, skipping it (and its dispatch) when nobody listens."""
-        if self.registry.has_hooks(point):
-            yield _Dispatch(self.registry, "notify", (point, ctx))

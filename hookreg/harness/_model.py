@@ -90,8 +90,21 @@ class ModelResponse:
         text: The answer text.
         reasoning: The reasoning text.
         tool_calls: The tool calls the model asked for.
-        finish_reason: Why the turn ended: ``"stop"``, ``"tool_calls"``, ``"length"``...
+        finish_reason: Why the turn ended, in the provider's spelling: ``"stop"``,
+            ``"tool_calls"``, ``"length"``, ``"MAX_TOKENS"``... (the harness maps it
+            onto `hookreg.FinishReason`).
         usage: Token counts (``input_tokens``, ``output_tokens``).
+        raw_arguments: Call id → the arguments exactly as the model sent them, for
+            each call whose arguments are not a JSON object (malformed JSON text, a
+            list, a number...). Such a call's own `args` are ignored: the harness
+            sends it to ``invalid_tool_call`` with ``args={}`` and this value as
+            ``raw_args``, and never runs it as is.
+        message_id: The provider's id for this answer, or ``None``.
+        model: The name of the model that answered, or ``None`` (the harness then
+            reports the model it asked for).
+
+    Raises:
+        HookValueError: A `raw_arguments` key names no call in `tool_calls`.
     """
 
     text: str = ""
@@ -99,10 +112,27 @@ class ModelResponse:
     tool_calls: tuple[ToolCallRequest, ...] = ()
     finish_reason: str | None = None
     usage: Mapping[str, int] = field(default_factory=dict)
+    raw_arguments: Mapping[str, object] = field(default_factory=dict)
+    message_id: str | None = None
+    model: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
         object.__setattr__(self, "usage", MappingProxyType(dict(self.usage)))
+        object.__setattr__(self, "raw_arguments", _raw_arguments(self, self.raw_arguments, self.tool_calls))
+
+
+def _raw_arguments(owner: object, raw: Mapping[str, object], calls: Sequence[ToolCallRequest]) -> Mapping[str, object]:
+    """A read-only copy of `raw`, refused when a key names no call of `calls`."""
+    ids = {call.call_id for call in calls}
+    for call_id in raw:
+        if not call_id or call_id not in ids:
+            msg = (
+                f"Cannot build {type(owner).__name__} with raw arguments for call {call_id!r}: no tool call has "
+                f"that id (the calls are {sorted(ids)}). Key raw_arguments by the call_id of a call in tool_calls."
+            )
+            raise HookValueError(msg)
+    return MappingProxyType(dict(raw))
 
 
 ModelChunk: TypeAlias = TextDelta | ReasoningDelta | ToolCallDelta | ModelResponse
@@ -143,6 +173,13 @@ class ScriptedTurn:
         tool_calls: Tool calls; an empty `call_id` is numbered by the model.
         finish_reason: Defaults to ``"tool_calls"`` when there are tool calls, else ``"stop"``.
         usage: Defaults to word counts of the request and the answer.
+        raw_arguments: Call id → arguments the model sends as they are, not as a JSON
+            object (see `ModelResponse.raw_arguments`); each key must be the
+            non-empty `call_id` of a call in `tool_calls`.
+        message_id: The answer's id; the model numbers it (``"msg-1"``...) when ``None``.
+
+    Raises:
+        HookValueError: A `raw_arguments` key names no call in `tool_calls`.
     """
 
     text: str = ""
@@ -150,9 +187,12 @@ class ScriptedTurn:
     tool_calls: Sequence[ToolCallRequest] = ()
     finish_reason: str | None = None
     usage: Mapping[str, int] | None = None
+    raw_arguments: Mapping[str, object] = field(default_factory=dict)
+    message_id: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        object.__setattr__(self, "raw_arguments", _raw_arguments(self, self.raw_arguments, self.tool_calls))
 
     @classmethod
     def calling(cls, tool_name: str, /, args: Mapping[str, object] | None = None, *, text: str = "") -> ScriptedTurn:
@@ -164,9 +204,27 @@ class ScriptedTurn:
         """
         return cls(text=text, tool_calls=(ToolCallRequest("", tool_name, args or {}),))
 
+    @classmethod
+    def calling_raw(cls, tool_name: str, /, raw: object, *, call_id: str = "raw-1", text: str = "") -> ScriptedTurn:
+        """A turn that calls one tool with arguments that are not a JSON object (`raw`: text, a list...).
+
+        Example:
+            >>> ScriptedTurn.calling_raw("shell", '{"command": "ls').raw_arguments
+            mappingproxy({'raw-1': '{"command": "ls'})
+        """
+        return cls(text=text, tool_calls=(ToolCallRequest(call_id, tool_name, {}),), raw_arguments={call_id: raw})
+
 
 ScriptItem: TypeAlias = ScriptedTurn | Callable[[ModelRequest], ScriptedTurn]
 """A scripted turn, or a function choosing one from the request."""
+
+
+def argument_text(call: ToolCallRequest, raw_arguments: Mapping[str, object]) -> str:
+    """A call's arguments as the model sent them: its raw text, else JSON."""
+    raw = raw_arguments.get(call.call_id, call.args)
+    if isinstance(raw, str):
+        return raw
+    return json.dumps(dict(raw) if isinstance(raw, Mapping) else raw, default=str)
 
 
 def _words(text: str) -> int:
@@ -187,7 +245,7 @@ class ScriptedModel:
         'hello there'
     """
 
-    __slots__ = ("_calls", "_lock", "_next", "_requests", "_script", "name")
+    __slots__ = ("_answers", "_calls", "_lock", "_next", "_requests", "_script", "name")
 
     def __init__(self, script: Iterable[ScriptItem], /, *, name: str = "scripted-model") -> None:
         """Build a model that plays `script`; `name` is offered to `model_select` hooks."""
@@ -195,6 +253,7 @@ class ScriptedModel:
         self.name: str = name
         self._next = 0
         self._calls = 0
+        self._answers = 0
         self._requests: list[ModelRequest] = []
         self._lock = threading.Lock()
 
@@ -227,6 +286,8 @@ class ScriptedModel:
             turn = self._truncated(turn, request.max_tokens)
             if turn.finish_reason != "length":
                 self._next += 1
+            self._answers += 1
+            message_id = turn.message_id or f"msg-{self._answers}"
             calls = []
             for call in turn.tool_calls:
                 self._calls += 1
@@ -239,7 +300,14 @@ class ScriptedModel:
             }
         finish = turn.finish_reason or ("tool_calls" if calls else "stop")
         return ModelResponse(
-            text=turn.text, reasoning=turn.reasoning, tool_calls=tuple(calls), finish_reason=finish, usage=usage
+            text=turn.text,
+            reasoning=turn.reasoning,
+            tool_calls=tuple(calls),
+            finish_reason=finish,
+            usage=usage,
+            raw_arguments=turn.raw_arguments,
+            message_id=message_id,
+            model=request.model,
         )
 
     @staticmethod
@@ -247,7 +315,8 @@ class ScriptedModel:
         words = turn.text.split()
         if max_tokens is None or len(words) <= max_tokens:
             return turn
-        return replace(turn, text=" ".join(words[:max_tokens]), tool_calls=(), finish_reason="length")
+        cut = " ".join(words[:max_tokens])
+        return replace(turn, text=cut, tool_calls=(), raw_arguments={}, finish_reason="length")
 
     def stream(self, request: ModelRequest, /) -> Iterator[ModelChunk]:
         """Answer `request`: reasoning, text and tool-call deltas, then the `ModelResponse`."""
@@ -257,7 +326,7 @@ class ScriptedModel:
         for piece in re.findall(r"\S+\s*|\s+", response.text):
             yield TextDelta(piece)
         for call in response.tool_calls:
-            args = json.dumps(dict(call.args), default=str)
+            args = argument_text(call, response.raw_arguments)
             half = len(args) // 2
             yield ToolCallDelta(call.call_id, call.tool_name, args[:half])
             yield ToolCallDelta(call.call_id, None, args[half:])

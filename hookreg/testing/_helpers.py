@@ -90,6 +90,7 @@ _DEFAULTS: Final[dict[str, Callable[[], object]]] = {
     "metadata": dict,
     "response_text": lambda: "done",
     "transcript_len": lambda: 0,
+    "message_count": lambda: 0,
     "removed": lambda: 0,
     "summary_chars": lambda: 0,
     "question": lambda: "Proceed?",

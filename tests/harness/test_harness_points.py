@@ -212,9 +212,10 @@ def test_post_turn(fired: Seen) -> None:
 
 
 def test_pre_compact(fired: Seen) -> None:
-    """pre_compact carries the history's length once it outgrows compact_after."""
+    """pre_compact carries the history's size (messages, and characters) once it outgrows compact_after."""
     ctx = contexts(fired, HookPoint.PRE_COMPACT, PreCompactContext)
-    assert [c.transcript_len for c in ctx] == [14]
+    assert [c.message_count for c in ctx] == [14]
+    assert ctx[0].transcript_len > 14 * 2
 
 
 def test_on_compaction(fired: Seen) -> None:
