@@ -268,10 +268,8 @@ def _filtered_out(reg: Registration, ctx: Any) -> bool:
 
 def _read_decision(spec: _Spec, reg: Registration, value: Any) -> tuple[bool, object]:
     """Read a decider's return: ``(True, result)`` decides; ``(False, allow or None)`` passes."""
-    if not spec.accepts(value):
+    if not spec.accepts(value):  # INVALID_TOOL_CALL's pass, None, never gets here: it is the fast pass
         raise _wrong_return(spec, reg, value)
-    if value is None:  # INVALID_TOOL_CALL's pass
-        return False, None
     if type(value) is HookResult:
         if value.allowed:
             return False, dataclasses.replace(value, decided_by=reg.name) if value.message else None

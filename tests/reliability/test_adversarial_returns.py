@@ -34,7 +34,11 @@ from hookreg import (
 from ._support import make_context
 
 POINTS = [point for point in HookPoint if point.style is not HookStyle.OBSERVE]
-POLICIES = {HookStyle.DECIDE: ("deny", "raise", "ignore"), HookStyle.TRANSFORM: ("raise", "ignore")}
+POLICIES = {
+    HookStyle.DECIDE: ("deny", "raise", "ignore"),
+    HookStyle.TRANSFORM: ("raise", "ignore"),
+    HookStyle.OBSERVE: ("ignore", "raise"),
+}
 
 
 class HostilityError(Exception):
@@ -74,6 +78,12 @@ class RaisingLen:
     """A sized object whose length raises."""
 
     __len__ = hostile
+
+
+class RaisingClass:
+    """An object whose ``__class__`` raises, so ``isinstance`` against anything but its own type raises."""
+
+    __class__ = property(hostile)
 
 
 class RaisingStr(str):
@@ -153,6 +163,7 @@ VALUES: dict[str, Callable[[], object]] = {
     "raising-iter": RaisingIter,
     "raising-getitem": RaisingGetitem,
     "raising-len": RaisingLen,
+    "raising-class": RaisingClass,
     "raising-str": lambda: RaisingStr("gpt"),
     "mapping-raising-iter": MappingRaisingIter,
     "mapping-raising-getitem": MappingRaisingGetitem,
@@ -174,7 +185,7 @@ VALUES: dict[str, Callable[[], object]] = {
 }
 CELLS = [
     (point, policy, value_id, is_async)
-    for point in POINTS
+    for point in [*POINTS, HookPoint.POST_TOOL_CALL]  # and one observer: any return but None is wrong there
     for policy in POLICIES[point.style]
     for value_id in VALUES
     for is_async in (False, True)
@@ -192,6 +203,8 @@ def untouched(point: HookPoint, ctx: Any) -> object:
     }
     if point in subjects:
         return getattr(ctx, subjects[point])
+    if point.style is HookStyle.OBSERVE:
+        return None
     return {
         HookPoint.ON_INTERACTION: HookResult.deny("no interaction hook"),
         HookPoint.MODEL_TURN_FINISHED: TurnAction.continue_run(),
@@ -200,9 +213,9 @@ def untouched(point: HookPoint, ctx: Any) -> object:
 
 
 def test_table_size() -> None:
-    """Every decide and transform point, under each of its policies, meets every hostile value on both surfaces."""
+    """Every decide and transform point and an observer, under each policy, meet every hostile value, both surfaces."""
     assert len(POINTS) == 12
-    assert len(CELLS) == (7 * 3 + 5 * 2) * len(VALUES) * 2
+    assert len(CELLS) == (7 * 3 + 5 * 2 + 2) * len(VALUES) * 2
 
 
 @pytest.mark.parametrize(("point", "policy", "value_id", "is_async"), CELLS, ids=str)
@@ -219,7 +232,7 @@ def test_hostile_return(point: HookPoint, policy: str, value_id: str, *, is_asyn
     registry = HookRegistry()
     registry.register(point, async_hook if is_async else sync_hook, name="hostile", on_error=policy)
     ctx = make_context(point, tool_name="bash", patch=RequestPatch())
-    method = {HookStyle.DECIDE: "decide", HookStyle.TRANSFORM: "transform"}[point.style]
+    method = {HookStyle.DECIDE: "decide", HookStyle.TRANSFORM: "transform", HookStyle.OBSERVE: "notify"}[point.style]
     raised: BaseException | None = None
     with capture_logs() as logs:
         try:
