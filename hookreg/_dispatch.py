@@ -25,7 +25,20 @@ from hookreg._results import Decision, HookResult, InvalidToolCallAction, Reques
 if TYPE_CHECKING:
     from hookreg._registry import Registration
 
-__all__ = ["OK", "RAISED", "AsyncRunner", "Plan", "Runners", "async_refusal", "wrong_context"]
+__all__ = [
+    "OK",
+    "RAISED",
+    "AsyncRunner",
+    "Plan",
+    "Runners",
+    "adrive",
+    "async_refusal",
+    "call_hook",
+    "drive",
+    "mark_stop",
+    "marked_by",
+    "wrong_context",
+]
 
 AsyncRunner = Callable[[Any], Coroutine[Any, Any, Any]]
 Plan = tuple[type, tuple[Callable[[Any], Any], ...], object, Any, "Runners"]
@@ -200,7 +213,7 @@ def _catchers() -> set[object]:
 
         methods = ("decide", "transform", "notify", "adecide", "atransform", "anotify")
         _CATCHERS.update(getattr(HookRegistry, name).__code__ for name in methods)
-        _CATCHERS.update((drive.__code__, _acall.__code__))
+        _CATCHERS.update((call_hook.__code__, _acall.__code__))
     return _CATCHERS
 
 
@@ -228,16 +241,20 @@ def _fail(spec: _Spec, reg: Registration, exc: BaseException, status: int) -> No
         # again (a module-level constant) already carries the note from the last time.
         if not isinstance(exc, HookReturnError) and note not in getattr(exc, "__notes__", ()):
             exc.add_note(note)
-        # A StopIteration raised inside a generator would become a RuntimeError (PEP 479):
-        # the driver raises it instead.
-        raise _Carried(exc) if isinstance(exc, StopIteration) else exc
+        if isinstance(exc, StopIteration):
+            # Raised inside a generator it would become a RuntimeError (PEP 479): the driver raises it.
+            raise _StopIterationError(exc) from exc
+        raise exc
 
 
-class _Carried(Exception):  # noqa: N818 -- not an error: a StopIteration on its way out of a step generator
-    """Carries a StopIteration out of a step generator to its driver, which raises it."""
+class _StopIterationError(RuntimeError):
+    """Carries a StopIteration out of a step generator to its driver, which raises it.
+
+    A RuntimeError caused by the StopIteration, as PEP 479 would make it, for a driver that does not unwrap it.
+    """
 
     def __init__(self, exc: StopIteration) -> None:
-        super().__init__()
+        super().__init__("a hook raised StopIteration")
         self.exc = exc
 
 
@@ -391,25 +408,29 @@ _STEPS = {
 # --- drivers: who makes the calls ---------------------------------------------
 
 
-def drive(steps: Steps) -> Any:
-    """Run `steps`, calling each hook inline."""
+def call_hook(reg: Registration, ctx: object) -> Outcome:
+    """Call a sync hook: what it returned, or the exception it raised (a BaseException passes)."""
+    try:
+        return OK, reg.callback(ctx)
+    except Exception as exc:  # noqa: BLE001 -- handed to the policy
+        return RAISED, exc
+
+
+def drive(steps: Steps, call: Callable[[Registration, object], Outcome] = call_hook) -> Any:
+    """Run `steps`, calling each hook inline with `call`."""
     try:
         reg, ctx = next(steps)
         while True:
-            try:
-                outcome: Outcome = (OK, reg.callback(ctx))
-            except Exception as exc:  # noqa: BLE001 -- handed to the policy; BaseException passes
-                outcome = (RAISED, exc)
-            reg, ctx = steps.send(outcome)
+            reg, ctx = steps.send(call(reg, ctx))
     except StopIteration as done:
         return done.value
-    except _Carried as carried:
+    except _StopIterationError as carried:
         stop_iteration = carried.exc
     raise stop_iteration
 
 
-async def adrive(steps: Steps) -> Any:
-    """Run `steps`, awaiting async hooks (with their timeouts) and calling sync ones inline.
+async def adrive(steps: Steps, acall: Callable[[Registration, object], Awaitable[Outcome]] | None = None) -> Any:
+    """Run `steps`, awaiting async hooks (with their timeouts) and calling sync ones inline, with `acall`.
 
     A hook that swallows the cancellation of the task running the dispatch and
     returns does not end it: dispatch raises `CancelledError` instead of
@@ -418,6 +439,7 @@ async def adrive(steps: Steps) -> Any:
     """
     import asyncio  # noqa: PLC0415 -- deferred: importing asyncio would double the cost of `import hookreg`
 
+    acall = acall or _acall
     try:
         task = asyncio.current_task()
     except RuntimeError:  # driven by another event loop than asyncio's: no task to watch
@@ -426,7 +448,7 @@ async def adrive(steps: Steps) -> Any:
     try:
         reg, ctx = next(steps)
         while True:
-            outcome = await _acall(reg, ctx)
+            outcome = await acall(reg, ctx)
             if task is not None:
                 if outcome[0] == OK:
                     if task.cancelling() > cancelling:  # the hook swallowed a cancellation and returned
@@ -438,17 +460,14 @@ async def adrive(steps: Steps) -> Any:
             reg, ctx = steps.send(outcome)
     except StopIteration as done:
         return done.value
-    except _Carried as carried:
+    except _StopIterationError as carried:
         stop_iteration = carried.exc
     raise stop_iteration
 
 
 async def _acall(reg: Registration, ctx: object) -> Outcome:
     if not reg.is_async:
-        try:
-            return OK, reg.callback(ctx)
-        except Exception as exc:  # noqa: BLE001 -- handed to the policy
-            return RAISED, exc
+        return call_hook(reg, ctx)
     if reg.timeout is None:
         try:
             return OK, await cast("Awaitable[object]", reg.callback(ctx))
