@@ -183,8 +183,9 @@ def mark_stop(stop: StopRun, hook: str, ctx: object, effective: object) -> None:
     catchers = _catchers()
     enclosing = []
     frame = sys._getframe(1)  # the only way to see the enclosing dispatches
+    mine = globals()
     while frame.f_back is not None:
-        if frame.f_back.f_code in catchers:
+        if frame.f_back.f_code in catchers and frame.f_globals is not mine:  # not this dispatch's own machinery
             enclosing.append(frame)
         frame = frame.f_back
     stop._hookreg_mark = (ctx, tuple(enclosing))
