@@ -6,6 +6,11 @@ perform the calls, so both surfaces share every rule. HookRegistry's
 dispatch methods run the common case (sync hooks, no ``tools=`` filter) in an
 inline loop and hand over to the step generator at the first hook that does
 anything but pass.
+
+A hook's outcome is read before any rule uses it: a wrong type, or a value
+that cannot be read (a raising ``__bool__``, an unreadable Mapping, a result
+missing its slots), is a failure of that hook like an exception it raised.
+A `StopRun` (alone or in an exception group) is not a failure but a stop.
 """
 
 from __future__ import annotations
@@ -481,6 +486,8 @@ async def _acall(reg: Registration, ctx: object) -> Outcome:
         async with deadline:
             value = await cast("Awaitable[object]", reg.callback(ctx))
     except Exception as exc:  # noqa: BLE001 -- handed to the policy
+        # Only an exception the deadline caused is a timeout: one a hook raised itself, even
+        # late, is its failure as it stands (it names what went wrong).
         return (_TIMED_OUT if deadline.expired() else RAISED), _unwrapped(exc)
     # A hook that swallowed its cancellation, or blocked the event loop past its
     # deadline (so the deadline could not fire), and returned late still timed out:
