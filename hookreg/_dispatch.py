@@ -16,10 +16,11 @@ A `StopRun` (alone or in an exception group) is not a failure but a stop.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
-from types import MappingProxyType
+from types import CodeType, MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, cast, final
 
 from hookreg._errors import AsyncHookError, HookReturnError, HookTypeError, StopRun
@@ -209,18 +210,13 @@ def _nested(stop: StopRun, raised: BaseException) -> bool:
     return call is not None and any(frame is call.tb_frame for frame in stop._hookreg_mark[1])
 
 
-_CATCHERS: set[object] = set()
-
-
-def _catchers() -> set[object]:
+@functools.cache
+def _catchers() -> frozenset[CodeType]:
     """The code objects of the frames that call hooks (and catch what they raise)."""
-    if not _CATCHERS:
-        from hookreg._surface import HookRegistry  # noqa: PLC0415 -- _surface imports this module
+    from hookreg._surface import HookRegistry  # noqa: PLC0415 -- _surface imports this module
 
-        methods = ("decide", "transform", "notify", "adecide", "atransform", "anotify")
-        _CATCHERS.update(getattr(HookRegistry, name).__code__ for name in methods)
-        _CATCHERS.update((call_hook.__code__, _acall.__code__))
-    return _CATCHERS
+    methods = ("decide", "transform", "notify", "adecide", "atransform", "anotify")
+    return frozenset([*(getattr(HookRegistry, name).__code__ for name in methods), call_hook.__code__, _acall.__code__])
 
 
 def _wrong_return(spec: _Spec, reg: Registration, value: object) -> HookReturnError:
