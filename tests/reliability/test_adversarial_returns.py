@@ -234,6 +234,7 @@ def test_hostile_return(point: HookPoint, policy: str, value_id: str, *, is_asyn
     ctx = make_context(point, tool_name="bash", patch=RequestPatch())
     method = {HookStyle.DECIDE: "decide", HookStyle.TRANSFORM: "transform", HookStyle.OBSERVE: "notify"}[point.style]
     raised: BaseException | None = None
+    result: Any = None
     with capture_logs() as logs:
         try:
             if is_async:

@@ -121,6 +121,19 @@ def test_a_group_without_a_stop_is_an_ordinary_failure(*, is_async: bool) -> Non
     assert [(e["event"], e["exc_type"]) for e in logs] == [("hook_failed", "ExceptionGroup")]
 
 
+@SURFACES
+def test_a_group_holding_a_keyboard_interrupt_propagates_as_itself(*, is_async: bool) -> None:
+    """A BaseExceptionGroup (a KeyboardInterrupt beside a StopRun) is not a stop: it propagates untouched, unlogged."""
+    stop = StopRun("beside")
+    group = BaseExceptionGroup("ctrl-c", [KeyboardInterrupt(), stop])
+    registry = HookRegistry()
+    registry.register(GATE, as_hook(raise_(group), is_async=is_async), name="interrupted")
+    with capture_logs() as logs, pytest.raises(BaseExceptionGroup) as info:
+        dispatch(registry, GATE, call(), is_async=is_async)
+    assert info.value is group
+    assert (stop.hook, getattr(group, "__notes__", None), logs) == (None, None, [])
+
+
 # --- a reused StopRun, and one from a nested dispatch ---------------------------------------
 
 
