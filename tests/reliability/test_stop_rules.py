@@ -207,6 +207,27 @@ def test_a_stop_a_gate_swallowed_from_a_nested_resolution_is_marked_afresh_when_
     assert events(logs) == [("run_stopped", "inner-gate"), ("run_stopped", "outer-gate")]
 
 
+def test_a_gate_that_catches_a_nested_stop_and_raises_it_keeps_the_inner_marks() -> None:
+    """A stop caught and raised again within the hook call whose dispatch made it is still that dispatch's stop."""
+    inner = HookRegistry()
+    inner.register(GATE, raise_(StopRun("inner stop")), name="inner-gate")
+    seen: list[str | None] = []
+
+    def relay(ctx: PreToolCallDecideContext) -> HookResult:
+        try:
+            return inner.decide(GATE, ctx)
+        except StopRun as stop:
+            seen.append(stop.hook)
+            raise
+
+    outer = HookRegistry()
+    outer.register(GATE, relay, name="relay")
+    with capture_logs() as logs, pytest.raises(StopRun) as info:
+        outer.decide(GATE, call())
+    assert (seen, info.value.hook) == (["inner-gate"], "inner-gate")
+    assert events(logs) == [("run_stopped", "inner-gate")]
+
+
 @SURFACES
 def test_a_failing_turn_decider_in_a_nested_dispatch_keeps_its_name(*, is_async: bool) -> None:
     """The StopRun a failing MODEL_TURN_FINISHED decider makes names it, through an outer dispatch, logged once."""
