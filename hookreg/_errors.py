@@ -18,6 +18,8 @@ would catch::
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import FrameType
+from typing import Any
 
 __all__ = [
     "AsyncHookError",
@@ -86,7 +88,12 @@ class StopRun(Exception):  # noqa: N818 -- a signal, named for what it does, lik
     """Raised by any hook to end the agent run.
 
     Dispatch never wraps it and applies no failure policy to it: it sets
-    `hook`, logs ``run_stopped`` and re-raises the same object.
+    `hook`, logs ``run_stopped`` and re-raises the same object. The marks
+    describe the dispatch that raised it: an instance raised again by a later
+    dispatch (a module-level constant) is marked and logged afresh, while one
+    coming out of a dispatch nested inside a hook call keeps that dispatch's
+    marks. A `StopRun` inside an exception group a hook raised (an
+    ``asyncio.TaskGroup``) is a stop too: dispatch raises the first one.
 
     Attributes:
         reason: Why the run stops.
@@ -95,8 +102,16 @@ class StopRun(Exception):  # noqa: N818 -- a signal, named for what it does, lik
             before the stop, or ``None`` when nothing rewrote them.
     """
 
+    # Set by the dispatch that marked it: its context, and the hook calls it was nested in.
+    _hookreg_mark: tuple[object, tuple[FrameType, ...]] = (None, ())
+
     def __init__(self, reason: str = "") -> None:
         super().__init__(reason)
         self.reason = reason
         self.hook: str | None = None
         self.effective_args: Mapping[str, object] | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle and copy without dispatch's bookkeeping (it holds frames)."""
+        state = {key: value for key, value in vars(self).items() if key != "_hookreg_mark"}
+        return type(self), self.args, state

@@ -6,7 +6,6 @@ import dataclasses
 import functools
 import inspect
 import itertools
-import math
 import threading
 import types
 import warnings
@@ -15,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn, cast, final
 
 from hookreg._context import PermissionDeniedContext, PreToolCallDecideContext
-from hookreg._dispatch import Plan, Runners, async_refusal
+from hookreg._dispatch import Plan, Runners, async_refusal, marked_by
 from hookreg._errors import (
     DuplicateHookWarning,
     HookSignatureError,
@@ -184,6 +183,7 @@ class Inclusion:
         return f"<Inclusion of {self.registry!r} priority={self.priority}>"
 
 
+_MAX_TIMEOUT: Final = 1e9  # seconds (about 31 years): asyncio cannot schedule much further
 _RESOLUTION_POINTS: Final = (
     HookPoint.TRANSFORM_TOOL_INPUT,
     HookPoint.PRE_TOOL_CALL_DECIDE,
@@ -206,10 +206,13 @@ def _denied_context(ctx: PreToolCallDecideContext, result: HookResult) -> Permis
     )
 
 
-def _salvage(stop: StopRun, ctx: PreToolCallDecideContext, args: Mapping[str, object]) -> None:
-    """Keep a rewrite that a later stop interrupted: it is never lost."""
-    if args is not ctx.args and stop.effective_args is None:
-        stop.effective_args = args
+def _salvage(stop: StopRun, ctx: PreToolCallDecideContext, args: Mapping[str, object], *made: object) -> None:
+    """Keep a rewrite that a stop from the gate or denial dispatch (of context in `made`) interrupted.
+
+    A stop coming out of a dispatch nested inside one of their hooks keeps what that dispatch set.
+    """
+    if any(marked_by(stop) is mine for mine in made):
+        stop.effective_args = None if args is ctx.args else args
 
 
 def _name_of(fn: object) -> str:
@@ -449,8 +452,9 @@ class RegistryCore:
                     "timeout= applies only to async callables (an async def, or an object with an "
                     "`async def acall` beside its __call__). Make the hook async or drop timeout=."
                 )
-            if not (timeout > 0 and math.isfinite(timeout)):
-                raise value_error(f"timeout={timeout!r} must be a positive, finite number of seconds.")
+            if not 0 < timeout <= _MAX_TIMEOUT:  # compared exactly: no float conversion to overflow
+                shown = repr(timeout) if isinstance(timeout, float) or abs(timeout) <= _MAX_TIMEOUT else "a huge int"
+                raise value_error(f"timeout={shown} must be a positive, finite number of seconds, at most 1e9.")
         return Registration(
             point=point,
             name=name if name is not None else _name_of(fn),
@@ -550,12 +554,14 @@ class RegistryCore:
         registry = cast("HookRegistry", self)
         args = registry.transform(HookPoint.TRANSFORM_TOOL_INPUT, ctx)
         gate_ctx = _gate_context(ctx, args)
+        denied = None
         try:
             result = registry.decide(HookPoint.PRE_TOOL_CALL_DECIDE, gate_ctx)
             if result.decision is Decision.DENY:
-                registry.notify(HookPoint.PERMISSION_DENIED, _denied_context(gate_ctx, result))
+                denied = _denied_context(gate_ctx, result)
+                registry.notify(HookPoint.PERMISSION_DENIED, denied)
         except StopRun as stop:
-            _salvage(stop, ctx, args)
+            _salvage(stop, ctx, args, gate_ctx, denied)
             raise
         return ToolCallResolution(args=args, result=result, rewritten=args is not ctx.args)
 
@@ -564,12 +570,14 @@ class RegistryCore:
         registry = cast("HookRegistry", self)
         args = await registry.atransform(HookPoint.TRANSFORM_TOOL_INPUT, ctx)
         gate_ctx = _gate_context(ctx, args)
+        denied = None
         try:
             result = await registry.adecide(HookPoint.PRE_TOOL_CALL_DECIDE, gate_ctx)
             if result.decision is Decision.DENY:
-                await registry.anotify(HookPoint.PERMISSION_DENIED, _denied_context(gate_ctx, result))
+                denied = _denied_context(gate_ctx, result)
+                await registry.anotify(HookPoint.PERMISSION_DENIED, denied)
         except StopRun as stop:
-            _salvage(stop, ctx, args)
+            _salvage(stop, ctx, args, gate_ctx, denied)
             raise
         return ToolCallResolution(args=args, result=result, rewritten=args is not ctx.args)
 

@@ -20,7 +20,7 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, cast, final, overload
 
-from hookreg._dispatch import OK, RAISED, Runners, _acall, _Slow
+from hookreg._dispatch import OK, RAISED, Runners, _acall, _Slow, adrive, call_hook, drive
 from hookreg._display import empty_html, html_table, short_name, text_table
 from hookreg._errors import HookRegError, StopRun
 from hookreg._points import HookPoint, HookStyle
@@ -429,10 +429,7 @@ class _Recorder:
 
     def call(self, reg: Registration, ctx: object) -> Outcome:
         start = time.perf_counter()
-        try:
-            outcome: Outcome = (OK, reg.callback(ctx))
-        except Exception as exc:  # noqa: BLE001 -- handed to the policy, exactly as `drive` does
-            outcome = (RAISED, exc)
+        outcome = call_hook(reg, ctx)
         self.calls.append(_call(self.runners, reg, outcome, time.perf_counter() - start))
         return outcome
 
@@ -443,21 +440,12 @@ class _Recorder:
         return outcome
 
     def drive(self, steps: Steps) -> Any:
-        # The twin of _dispatch.drive/adrive, with each call timed and recorded.
-        try:
-            reg, ctx = next(steps)
-            while True:
-                reg, ctx = steps.send(self.call(reg, ctx))
-        except StopIteration as done:
-            return done.value
+        """Run `steps` with dispatch's own driver, each call timed and recorded."""
+        return drive(steps, self.call)
 
     async def adrive(self, steps: Steps) -> Any:
-        try:
-            reg, ctx = next(steps)
-            while True:
-                reg, ctx = steps.send(await self.acall(reg, ctx))
-        except StopIteration as done:
-            return done.value
+        """Run `steps` with dispatch's own async driver, each call timed and recorded."""
+        return await adrive(steps, self.acall)
 
     def finish(self, result: object, error: BaseException | None) -> None:
         point = self.runners._spec.point

@@ -157,9 +157,9 @@ def test_failures_go_through_the_policy_on_both_paths(surface: str) -> None:
 def test_decorators_accept_a_dual_path_hook() -> None:
     """The per-point decorators register a dual-path object and return it unchanged, with options."""
     registry = HookRegistry()
-    gate = Gate()
+    gate, other = Gate(), Gate()
     assert registry.pre_tool_call_decide(timeout=1.0, tools="bash")(gate) is gate
-    assert registry.pre_tool_call_decide(gate) is gate
+    assert registry.pre_tool_call_decide(other) is other
     (first, second) = registry.callbacks(HookPoint.PRE_TOOL_CALL_DECIDE)
     assert (first.timeout, first.is_async, second.timeout) == (1.0, False, None)
     assert asyncio.run(registry.adecide(HookPoint.PRE_TOOL_CALL_DECIDE, TOOL)).reason == "no"

@@ -1,20 +1,26 @@
-"""Shared helpers of the reliability tests: the stress factor, contexts for every point, hypothesis settings."""
+"""Shared helpers of the reliability tests: stress factor, contexts for every point, both surfaces, settings."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import HealthCheck, settings
 
 from hookreg import (
     HookPoint,
+    HookRegistry,
+    HookStyle,
     Message,
+    PreToolCallDecideContext,
     RequestPatch,
     RunContext,
     RunOutcome,
     ToolCallRequest,
+    ToolCallResolution,
     ToolErrorKind,
 )
 
@@ -65,3 +71,30 @@ def make_context(point: HookPoint, secret: str = "s3cr3t", **overrides: object) 
     names = [f.name for f in dataclasses.fields(point.context)]
     values = {name: overrides[name] if name in overrides else field_value(point, name, secret) for name in names}
     return point.context(**values)
+
+
+def as_hook(fn: Callable[[Any], object], *, is_async: bool) -> Callable[[Any], Any]:
+    """`fn` itself for the sync surface; an async hook that suspends once, then calls it, for the async one."""
+    if not is_async:
+        return fn
+
+    async def async_hook(ctx: Any) -> Any:
+        await asyncio.sleep(0)
+        return fn(ctx)
+
+    return async_hook
+
+
+def dispatch(registry: HookRegistry, point: HookPoint, ctx: object, *, is_async: bool) -> Any:
+    """Dispatch `ctx` at `point` by its style, on the sync surface or (in a fresh event loop) the async one."""
+    method = {HookStyle.DECIDE: "decide", HookStyle.TRANSFORM: "transform", HookStyle.OBSERVE: "notify"}[point.style]
+    if is_async:
+        return asyncio.run(getattr(registry, "a" + method)(point, ctx))
+    return getattr(registry, method)(point, ctx)
+
+
+def resolve(registry: HookRegistry, ctx: PreToolCallDecideContext, *, is_async: bool) -> ToolCallResolution:
+    """`resolve_tool_call`, or `aresolve_tool_call` in a fresh event loop."""
+    if is_async:
+        return asyncio.run(registry.aresolve_tool_call(ctx))
+    return registry.resolve_tool_call(ctx)

@@ -297,6 +297,23 @@ CATALOGUE = [
     Bad(
         "timeout-nan", register(D, slow_gate, timeout=float("nan")), HookValueError, ValueError, ("slow_gate", "finite")
     ),
+    Bad(
+        "timeout-huge-int",
+        register(D, slow_gate, timeout=10**400),
+        HookValueError,
+        ValueError,
+        ("slow_gate", "timeout=", "at most 1e9"),
+    ),
+    Bad(
+        "timeout-past-1e9",
+        register(D, slow_gate, timeout=1e9 + 1),
+        HookValueError,
+        ValueError,
+        ("slow_gate", "timeout=1000000001.0", "at most 1e9"),
+    ),
+    Bad(
+        "timeout-huge-float", register(D, slow_gate, timeout=1e300), HookValueError, ValueError, ("slow_gate", "1e+300")
+    ),
     Bad("timeout-str", register(D, slow_gate, timeout="1"), HookTypeError, TypeError, ("slow_gate", "timeout=", "str")),
     Bad(
         "timeout-bool",

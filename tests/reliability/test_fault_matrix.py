@@ -8,15 +8,15 @@ for sync callables at registration (DESIGN §4), and that refusal is the
 outcome asserted in the sync x timeout cells. The modes: ``sync`` (every hook
 sync, sync dispatch), ``async`` (an async faulty hook, ``a``-dispatch) and
 ``mixed`` (a sync faulty hook between async ones, ``a``-dispatch). 27 points
-give 61 (point, policy) pairs; x 3 modes x 7 faults = 1281 cells, of which 244
-are timeout refusals and 1037 are dispatches.
+give 61 (point, policy) pairs; x 3 modes x 9 faults = 1647 cells, of which 244
+are timeout refusals and 1403 are dispatches.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final, NoReturn
 
 import pytest
 from structlog.testing import capture_logs
@@ -46,7 +46,20 @@ MODES = ("sync", "async", "mixed")
 # "swallowed_timeout": the hook catches its own cancellation at the deadline and returns a pass
 # anyway. Its deadline still passed, so it is a timeout like any other: a gate that ignores its
 # deadline must not fail open.
-FAULTS = ("exception", "wrong_return", "timeout", "swallowed_timeout", "stop_run", "keyboard_interrupt", "cancelled")
+# "stop_in_group": a StopRun inside an exception group (an asyncio.TaskGroup's), which is a stop.
+# "stop_iteration": an ordinary failure, but one Python would turn into RuntimeError in a generator.
+FAULTS = (
+    "exception",
+    "wrong_return",
+    "timeout",
+    "swallowed_timeout",
+    "stop_run",
+    "stop_in_group",
+    "stop_iteration",
+    "keyboard_interrupt",
+    "cancelled",
+)
+STOPS = ("stop_run", "stop_in_group")
 TIMEOUT_FAULTS = ("timeout", "swallowed_timeout")
 CELLS = [
     (point, policy, mode, fault)
@@ -115,6 +128,7 @@ class Cell:
         self.interrupt = KeyboardInterrupt()
         self.cancelled = asyncio.CancelledError()
         self.boom = BoomError("boom")
+        self.done = StopIteration("done")
         self.registry.register(point, self.before, name="before", priority=2)
         if mode == "mixed":
 
@@ -146,6 +160,8 @@ class Cell:
             "stop_run": self.stop,
             "keyboard_interrupt": self.interrupt,
             "cancelled": self.cancelled,
+            "stop_in_group": ExceptionGroup("fan-out", [BoomError("a sibling"), self.stop]),
+            "stop_iteration": self.done,
         }
         if self.fault in raising:
             raise raising[self.fault]
@@ -192,9 +208,13 @@ class Cell:
 
 
 def test_matrix_size() -> None:
-    """The matrix covers 61 (point, policy) pairs x 3 modes x 7 faults; 244 sync-hook timeout cells are refusals."""
-    assert len(CELLS) == 1281
+    """The matrix covers 61 (point, policy) pairs x 3 modes x 9 faults; 244 sync-hook timeout cells are refusals."""
+    assert len(CELLS) == 1647
     assert sum(1 for _, _, mode, fault in CELLS if mode != "async" and fault in TIMEOUT_FAULTS) == 244
+
+
+_RAISED_TYPES = {"exception": "BoomError", "stop_iteration": "StopIteration"}
+"""The faults that raise, by the exception type `hook_failed` names."""
 
 
 @pytest.mark.parametrize(("point", "policy", "mode", "fault"), CELLS, ids=str)
@@ -212,14 +232,14 @@ def test_fault_cell(point: HookPoint, policy: str, mode: str, fault: str) -> Non
     with capture_logs() as logs:
         kind, value = cell.dispatch()
 
-    if fault in {"stop_run", "keyboard_interrupt", "cancelled"}:
+    if fault in {*STOPS, "keyboard_interrupt", "cancelled"}:
         # These propagate whatever the policy, as the same object, with no note.
-        expected = {"stop_run": cell.stop, "keyboard_interrupt": cell.interrupt, "cancelled": cell.cancelled}[fault]
+        expected = {"keyboard_interrupt": cell.interrupt, "cancelled": cell.cancelled}.get(fault, cell.stop)
         assert kind == "raised"
         assert value is expected
         assert getattr(value, "__notes__", None) is None
         assert cell.after_saw == []
-        if fault == "stop_run":
+        if fault in STOPS:
             assert cell.stop.hook == "faulty"
             assert logs == [
                 {"event": "run_stopped", "log_level": "info", "point": point.value, "hook": "faulty", "reason": "halt"}
@@ -248,9 +268,9 @@ def test_fault_cell(point: HookPoint, policy: str, mode: str, fault: str) -> Non
                 "log_level": "error" if point.style is HookStyle.DECIDE else "warning",
                 "point": point.value,
                 "hook": "faulty",
-                "exc_type": "BoomError" if fault == "exception" else "HookReturnError",
-                "error": "raised BoomError"
-                if fault == "exception"
+                "exc_type": _RAISED_TYPES.get(fault, "HookReturnError"),
+                "error": f"raised {_RAISED_TYPES[fault]}"
+                if fault in _RAISED_TYPES
                 else f"returned {type(wrong_return(point)).__name__}; expected {_SPECS[point].expected}",
             }
         ]
@@ -267,7 +287,12 @@ def test_fault_cell(point: HookPoint, policy: str, mode: str, fault: str) -> Non
             assert type(wrong_return(point)).__name__ in message
             assert value.returned_type is type(wrong_return(point))
         else:
-            assert value is cell.boom if fault == "exception" else isinstance(value, TimeoutError)
+            if fault == "stop_iteration":
+                # Itself from a sync dispatch; an async dispatch cannot raise StopIteration (PEP 479
+                # wraps it in RuntimeError at the coroutine's edge), so there it is the cause.
+                assert value is cell.done if mode == "sync" else value.__cause__ is cell.done
+                value = cell.done
+            assert value is cell.boom if fault == "exception" else isinstance(value, TimeoutError | StopIteration)
             notes = getattr(value, "__notes__", [])
             assert len(notes) == 1
             assert "'faulty'" in notes[0]
@@ -374,3 +399,45 @@ def test_sync_hook_returning_an_awaitable_fails_and_closes_it(point: HookPoint, 
             getattr(registry, method)(point, ctx)
     assert [(e["event"], e["exc_type"]) for e in logs] == [("hook_failed", "HookReturnError")]
     assert returned[0].cr_frame is None  # closed: no "never awaited" warning later
+
+
+@pytest.mark.parametrize("fault", ["exception", "wrong_return", "timeout"])
+@pytest.mark.parametrize("answered", [False, True], ids=["alone", "with-an-answer"])
+def test_an_ignored_failure_at_on_interaction_answers_nothing(fault: str, *, answered: bool) -> None:
+    """A failing interaction hook under "ignore" has not run: alone, the question is denied, never approved."""
+    point: Final = HookPoint.ON_INTERACTION
+    registry = HookRegistry()
+
+    async def faulty(ctx: object) -> Any:
+        if fault == "timeout":
+            await asyncio.Event().wait()
+        if fault == "exception":
+            raise BoomError("boom")
+        return None
+
+    registry.register(point, faulty, name="faulty", on_error="ignore", timeout=TIMEOUT if fault == "timeout" else None)
+    if answered:
+        registry.register(point, lambda ctx: HookResult.allow("a human said yes"), name="human")
+    with capture_logs() as logs:
+        result = asyncio.run(registry.adecide(point, make_context(point, tool_name="bash")))
+    assert [e["event"] for e in logs] == ["hook_timed_out" if fault == "timeout" else "hook_failed"]
+    if answered:
+        assert (result.allowed, result.message, result.decided_by) == (True, "a human said yes", "human")
+    else:
+        assert (result.allowed, result.reason) == (False, "no interaction hook")
+
+
+def test_an_ignored_failure_at_on_interaction_answers_nothing_on_the_sync_surface() -> None:
+    """The same on the sync surface, where the failing hook leaves the inline loop."""
+    point: Final = HookPoint.ON_INTERACTION
+    registry = HookRegistry()
+    registry.register(point, _broken, name="faulty", on_error="ignore")
+    with capture_logs() as logs:
+        result = registry.decide(point, make_context(point, tool_name="bash"))
+    assert (result.allowed, result.reason) == (False, "no interaction hook")
+    assert [(e["event"], e["exc_type"]) for e in logs] == [("hook_failed", "ZeroDivisionError")]
+
+
+def _broken(ctx: object) -> NoReturn:
+    """A hook that fails with ZeroDivisionError."""
+    raise ZeroDivisionError
