@@ -5,12 +5,12 @@ from __future__ import annotations
 import enum
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Literal, TypeVar, final
+from typing import Any, Literal, ParamSpec, Protocol, TypeVar, final, overload
 
-from hookreg._results import RequestPatch
+from hookreg._errors import HookTypeError, HookValueError
+from hookreg._results import ReadOnlyDict, RequestPatch, read_only, wrong_type
 
 __all__ = [
     "InvalidToolCallContext",
@@ -48,19 +48,51 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+_C = TypeVar("_C")
+_P = ParamSpec("_P")
 
 
 def _freeze(obj: object, maps: tuple[str, ...] = (), seqs: tuple[str, ...] = ()) -> None:
-    """Replace mapping fields by read-only copies and sequence fields by tuples."""
+    """Replace mapping fields by read-only copies and sequence fields by tuples.
+
+    A mapping that already is hookreg's read-only mapping, and a tuple, are
+    kept as they are: neither can change, so sharing them is safe.
+    """
     for name in maps:
-        object.__setattr__(obj, name, MappingProxyType(dict(getattr(obj, name))))
+        value = getattr(obj, name)
+        if value.__class__ is not ReadOnlyDict:
+            object.__setattr__(obj, name, read_only(value, type(obj).__name__, name))
     for name in seqs:
-        object.__setattr__(obj, name, tuple(getattr(obj, name)))
+        value = getattr(obj, name)
+        if value.__class__ is not tuple:
+            object.__setattr__(obj, name, _as_tuple(value, type(obj).__name__, name))
+
+
+def _as_tuple(value: object, owner: str, name: str) -> tuple[object, ...]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise wrong_type(owner, name, value, "a sequence", f"Pass a tuple or a list (one item: ({value!r},)).")
+    return tuple(value)
+
+
+def _tool_call(obj: Any, maps: tuple[str, ...] = (), seqs: tuple[str, ...] = (), *, optional: bool = False) -> None:
+    """Check a context's `tool_name`, then freeze its mapping and sequence fields."""
+    name = obj.tool_name
+    if name.__class__ is not str and not isinstance(name, str) and not (optional and name is None):
+        owner = type(obj).__name__
+        if optional:
+            hint = "Pass the tool's name, or None when it is not known (hooks with tools= then do not run)."
+            raise wrong_type(owner, "tool_name", name, "a str or None", hint)
+        hint = "Pass the tool's name: a missing one would slip past every tools= filter."
+        raise wrong_type(owner, "tool_name", name, "a str", hint)
+    _freeze(obj, maps, seqs)
 
 
 @final
 class Scratchpad:
     """Run-scoped storage keyed by exact class, safe to share between threads.
+
+    It pickles and copies with its contents (a deep copy copies them too);
+    the copy gets a lock of its own.
 
     Example:
         >>> class Retries(int): ...
@@ -100,6 +132,18 @@ class Scratchpad:
     def __contains__(self, key: object, /) -> bool:
         return key in self._values
 
+    def __getstate__(self) -> dict[str, object]:
+        # Pickling and copying take the values (a snapshot, under the lock), never the lock.
+        with self._lock:
+            state = {name: getattr(self, name) for name in self.__slots__ if name != "_lock"}
+            state["_values"] = dict(self._values)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._lock = threading.RLock()
+
     def __repr__(self) -> str:
         return f"Scratchpad({', '.join(sorted(t.__name__ for t in self._values))})"
 
@@ -116,7 +160,8 @@ class RunContext:
     ``RunContext()`` is a detached run: a new `run_id`, ``session_id == run_id``,
     turn 0, depth 0 and a new scratchpad. Move to the next turn with
     ``dataclasses.replace(run, turn=n)``, which keeps the scratchpad.
-    An empty `session_id` means "same as `run_id`".
+    An empty `session_id` means "same as `run_id`". Build the contexts of a
+    run with `context`.
     """
 
     run_id: str = field(default_factory=_new_run_id)
@@ -130,6 +175,74 @@ class RunContext:
     def __post_init__(self) -> None:
         if not self.session_id:
             object.__setattr__(self, "session_id", self.run_id)
+
+    @overload
+    def context(self, kind: Callable[_P, _C], /, *args: _P.args, **fields: _P.kwargs) -> _C: ...
+    @overload
+    def context(self, kind: _PointLike, /, **fields: object) -> Any: ...
+    def context(self, kind: object, /, *args: object, **fields: object) -> object:
+        """Build a context bound to this run: the way to embed hookreg in an agent loop.
+
+        ``run.context(PreToolCallDecideContext, tool_name="bash", args=args,
+        call_id=call_id)`` is ``PreToolCallDecideContext(..., run=run)``: every
+        context a loop builds this way carries the run, so per-run state (the
+        scratchpad, the run and session ids) reaches every hook. Pass the
+        context class, and mypy checks each field; a `HookPoint` works too
+        (``run.context(HookPoint.PRE_TOOL_CALL_DECIDE, ...)``), typed `Any`.
+        The session contexts' `session_id` may be left out: it is the run's.
+
+        Example:
+            >>> run = RunContext(session_id="s-1")
+            >>> ctx = run.context(PreToolCallDecideContext, tool_name="bash", args={}, call_id="c-1")
+            >>> ctx.run is run
+            True
+
+        Raises:
+            HookTypeError: `kind` is neither a context class nor a HookPoint, or
+                `run` is passed too.
+        """
+        cls = getattr(kind, "context", None) if isinstance(kind, str) else kind
+        if cls not in _CONTEXTS:
+            msg = (
+                f"Cannot build a context from {kind!r}: it is neither a context class nor a HookPoint. "
+                "Pass one, such as PreToolCallDecideContext or HookPoint.PRE_TOOL_CALL_DECIDE."
+            )
+            raise HookTypeError(msg)
+        if "run" in fields:
+            msg = f"Cannot build {cls.__name__} with run=...: run.context() binds the run itself. Leave run out."  # type: ignore[union-attr]  # a context class
+            raise HookTypeError(msg)
+        return cls(*args, run=self, **fields)  # type: ignore[operator]  # a context class
+
+
+class _PointLike(Protocol):
+    """A HookPoint, as `RunContext.context` reads it (without importing it)."""
+
+    @property
+    def context(self) -> type[Any]: ...
+
+
+# The default `run` of the session contexts: replaced at construction by a
+# detached run whose session is theirs, so that `session_id == run.session_id`.
+_SESSION_RUN = RunContext(run_id="unbound")
+
+
+def _bind_session(obj: Any) -> None:
+    """Hold a session context's `session_id` and `run.session_id` equal (DESIGN: one session per run)."""
+    session_id, run = obj.session_id, obj.run
+    if not isinstance(session_id, str):
+        raise wrong_type(type(obj).__name__, "session_id", session_id, "a str", "Pass run.session_id, or leave it out.")
+    if run is _SESSION_RUN:
+        run = RunContext(session_id=session_id)
+        object.__setattr__(obj, "run", run)
+    if not session_id:
+        object.__setattr__(obj, "session_id", run.session_id)
+    elif session_id != run.session_id:
+        msg = (
+            f"Cannot build {type(obj).__name__} with session_id={session_id!r} for a run of session "
+            f"{run.session_id!r}: a session context's session_id is its run's. Leave session_id out, "
+            "or build the run with RunContext(session_id=...)."
+        )
+        raise HookValueError(msg)
 
 
 class ToolErrorKind(enum.StrEnum):
@@ -186,11 +299,14 @@ class SetupContext:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OnSessionStartContext:
-    """`on_session_start`: a session begins."""
+    """`on_session_start`: a session begins; `session_id` is the run's (left out, it is filled in)."""
 
-    session_id: str
+    session_id: str = ""
     goal: str
-    run: RunContext = field(default_factory=RunContext)
+    run: RunContext = _SESSION_RUN
+
+    def __post_init__(self) -> None:
+        _bind_session(self)
 
 
 @final
@@ -268,6 +384,9 @@ class ToolCallDeltaContext:
     delta: str
     run: RunContext = field(default_factory=RunContext)
 
+    def __post_init__(self) -> None:
+        _tool_call(self, optional=True)
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -299,7 +418,7 @@ class InvalidToolCallContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, maps=("args",), seqs=("available_tools",))
+        _tool_call(self, maps=("args",), seqs=("available_tools",))
 
 
 @final
@@ -313,7 +432,7 @@ class PreToolCallDecideContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, maps=("args",))
+        _tool_call(self, maps=("args",))
 
 
 @final
@@ -329,7 +448,7 @@ class PermissionDeniedContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, maps=("args",))
+        _tool_call(self, maps=("args",))
 
 
 @final
@@ -345,7 +464,7 @@ class PostToolCallFailureContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, maps=("args",))
+        _tool_call(self, maps=("args",))
 
 
 @final
@@ -362,7 +481,7 @@ class OnToolErrorContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, maps=("args",))
+        _tool_call(self, maps=("args",))
 
 
 @final
@@ -378,7 +497,7 @@ class TransformToolResultContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, maps=("args",))
+        _tool_call(self, maps=("args",))
 
 
 @final
@@ -396,7 +515,7 @@ class PostToolCallContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, maps=("args", "metadata"))
+        _tool_call(self, maps=("args", "metadata"))
 
 
 @final
@@ -439,7 +558,7 @@ class OnInteractionContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, seqs=("options",))
+        _tool_call(self, seqs=("options",), optional=True)
 
 
 @final
@@ -484,8 +603,15 @@ class StopContext:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OnSessionEndContext:
-    """`on_session_end`: a session ended."""
+    """`on_session_end`: a session ended; `session_id` is the run's (left out, it is filled in)."""
 
-    session_id: str
+    session_id: str = ""
     outcome: RunOutcome
-    run: RunContext = field(default_factory=RunContext)
+    run: RunContext = _SESSION_RUN
+
+    def __post_init__(self) -> None:
+        _bind_session(self)
+
+
+# The context classes (what `RunContext.context` builds).
+_CONTEXTS = frozenset(globals()[name] for name in __all__ if name.endswith("Context") and name != "RunContext")
