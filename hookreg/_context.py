@@ -7,7 +7,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, ParamSpec, Protocol, TypeVar, final, overload
+from typing import Any, Literal, ParamSpec, TypeVar, final
 
 from hookreg._errors import HookTypeError, HookValueError
 from hookreg._results import ReadOnlyDict, RequestPatch, read_only, wrong_type
@@ -176,20 +176,17 @@ class RunContext:
         if not self.session_id:
             object.__setattr__(self, "session_id", self.run_id)
 
-    @overload
-    def context(self, kind: Callable[_P, _C], /, *args: _P.args, **fields: _P.kwargs) -> _C: ...
-    @overload
-    def context(self, kind: _PointLike, /, **fields: object) -> Any: ...
-    def context(self, kind: object, /, *args: object, **fields: object) -> object:
+    def context(self, kind: Callable[_P, _C], /, *args: _P.args, **fields: _P.kwargs) -> _C:
         """Build a context bound to this run: the way to embed hookreg in an agent loop.
 
         ``run.context(PreToolCallDecideContext, tool_name="bash", args=args,
         call_id=call_id)`` is ``PreToolCallDecideContext(..., run=run)``: every
         context a loop builds this way carries the run, so per-run state (the
         scratchpad, the run and session ids) reaches every hook. Pass the
-        context class, and mypy checks each field; a `HookPoint` works too
-        (``run.context(HookPoint.PRE_TOOL_CALL_DECIDE, ...)``), typed `Any`.
-        The session contexts' `session_id` may be left out: it is the run's.
+        context class, and mypy checks every field. A `HookPoint` is accepted
+        too (``run.context(HookPoint.PRE_TOOL_CALL_DECIDE, ...)``); type
+        checkers take its ``point.context``, typed `Any`. The session contexts'
+        `session_id` may be left out: it is the run's.
 
         Example:
             >>> run = RunContext(session_id="s-1")
@@ -201,24 +198,17 @@ class RunContext:
             HookTypeError: `kind` is neither a context class nor a HookPoint, or
                 `run` is passed too.
         """
-        cls = getattr(kind, "context", None) if isinstance(kind, str) else kind
-        if cls not in _CONTEXTS:
+        cls: Any = getattr(kind, "context", None) if isinstance(kind, str) else kind
+        if not (isinstance(cls, type) and cls in _CONTEXTS):
             msg = (
                 f"Cannot build a context from {kind!r}: it is neither a context class nor a HookPoint. "
                 "Pass one, such as PreToolCallDecideContext or HookPoint.PRE_TOOL_CALL_DECIDE."
             )
             raise HookTypeError(msg)
         if "run" in fields:
-            msg = f"Cannot build {cls.__name__} with run=...: run.context() binds the run itself. Leave run out."  # type: ignore[union-attr]  # a context class
+            msg = f"Cannot build {cls.__name__} with run=...: run.context() binds the run itself. Leave run out."
             raise HookTypeError(msg)
-        return cls(*args, run=self, **fields)  # type: ignore[operator]  # a context class
-
-
-class _PointLike(Protocol):
-    """A HookPoint, as `RunContext.context` reads it (without importing it)."""
-
-    @property
-    def context(self) -> type[Any]: ...
+        return cls(*args, run=self, **fields)  # type: ignore[no-any-return]  # the class `kind` names
 
 
 # The default `run` of the session contexts: replaced at construction by a

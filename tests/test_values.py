@@ -9,7 +9,7 @@ import operator
 import pickle
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -25,6 +25,7 @@ from hookreg import (
     OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
+    PermissionDeniedContext,
     PreToolCallDecideContext,
     RequestPatch,
     RunContext,
@@ -114,6 +115,15 @@ def test_a_decision_string_denies_and_fires_permission_denied() -> None:
     assert denied == ["no"]
 
 
+def test_a_str_subclass_is_a_str() -> None:
+    """A `str` subclass (a StrEnum member, say) is accepted wherever a result takes text."""
+    reason = Decision.DENY
+    message = HookPoint.STOP
+    assert HookResult.deny(reason).reason == "deny"
+    assert HookResult.allow(message).message == "stop"
+    assert HookResult(decision=Decision.DENY, decided_by=message).decided_by == "stop"
+
+
 BAD_RESULTS: list[tuple[str, Callable[[], object], type[Exception], str]] = [
     ("deny-none", lambda: HookResult.deny(None), HookTypeError, r"reason=None: reason must be a str.*HookResult\.deny"),  # type: ignore[arg-type]
     ("ask-bytes", lambda: HookResult.ask(b"why"), HookTypeError, "reason must be a str, not bytes"),  # type: ignore[arg-type]
@@ -183,7 +193,7 @@ def test_a_patch_converts_iterables_and_accepts_an_int_temperature() -> None:
     assert patch.active_tools == frozenset({"ls"})
     assert patch.additional_params == {"seed": 1}
     with pytest.raises(TypeError):
-        operator.setitem(patch.additional_params, "seed", 3)
+        operator.setitem(cast(Any, patch.additional_params), "seed", 3)
     assert patch.temperature == 1
 
 
@@ -229,17 +239,10 @@ def test_a_context_refuses_a_tool_name_that_is_not_a_str(point: HookPoint) -> No
 @pytest.mark.parametrize("point", [HookPoint.TOOL_CALL_DELTA, HookPoint.ON_INTERACTION], ids=str)
 def test_an_optional_tool_name_takes_none_but_not_another_type(point: HookPoint) -> None:
     """Where `tool_name` is ``str | None``, None is accepted and any other non-str is refused."""
-    assert make_context(point, tool_name=None).tool_name is None
+    ctx: Any = make_context(point, tool_name=None)
+    assert ctx.tool_name is None
     with pytest.raises(HookTypeError, match="tool_name must be a str or None, not int"):
         make_context(point, tool_name=3)
-
-
-def test_a_registry_never_sees_a_context_without_a_tool_name() -> None:
-    """The gate that ``tools=`` targets cannot be skipped by a context built with ``tool_name=None``."""
-    registry = HookRegistry()
-    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult.deny("no shell"), tools=["bash"])
-    with pytest.raises(HookTypeError):
-        registry.decide(HookPoint.PRE_TOOL_CALL_DECIDE, PreToolCallDecideContext(tool_name=None, args={}, call_id="c"))  # type: ignore[arg-type]
 
 
 def test_a_context_refuses_a_mapping_or_sequence_of_the_wrong_type() -> None:
@@ -280,7 +283,7 @@ def test_a_session_context_without_a_run_gets_a_detached_run_of_its_session() ->
 # --- the read-only mapping -----------------------------------------------------------
 
 
-def _read_only() -> Mapping[str, object]:
+def _read_only() -> Any:
     return PreToolCallDecideContext(tool_name="bash", args={"a": 1, "b": 2}, call_id="c").args
 
 
@@ -292,7 +295,7 @@ WRITES: list[tuple[str, Callable[[Any], object]]] = [
     ("popitem", lambda m: m.popitem()),
     ("setdefault", lambda m: m.setdefault("c", 3)),
     ("update", lambda m: m.update(c=3)),
-    ("ior", lambda m: operator.ior(m, {"c": 3})),
+    ("ior", lambda m: m.__ior__({"c": 3})),
 ]
 
 
@@ -309,7 +312,7 @@ def test_a_read_only_mapping_reads_as_a_dict_and_copies_into_plain_dicts() -> No
     """It serialises as JSON, and ``dict(m)``, ``m | other`` and ``m.copy()`` give mutable plain dicts."""
     mapping = _read_only()
     assert json.loads(json.dumps(mapping)) == {"a": 1, "b": 2}
-    for mutable in (dict(mapping), mapping | {"c": 3}, mapping.copy()):  # type: ignore[attr-defined]
+    for mutable in (dict(mapping), mapping | {"c": 3}, mapping.copy()):
         mutable["a"] = 0
         assert type(mutable) is dict
     assert mapping["a"] == 1
@@ -357,7 +360,7 @@ def test_every_context_survives_pickling_and_copying(
     """A context pickles and copies to an equal one that is still frozen and read-only."""
     run = RunContext(session_id="session-1", agent_name="agent")
     run.scratchpad.insert(Calls(2))
-    ctx = make_context(point, run=run)
+    ctx: Any = make_context(point, run=run)
     again = duplicate(ctx)
     assert type(again) is type(ctx)
     assert _comparable(again) == _comparable(ctx)
@@ -372,7 +375,7 @@ def test_every_context_survives_pickling_and_copying(
 @pytest.mark.parametrize("point", list(HookPoint), ids=str)
 def test_every_context_is_a_real_dataclass(point: HookPoint) -> None:
     """`dataclasses.fields`, `replace` and `asdict` work on every context."""
-    ctx = make_context(point)
+    ctx: Any = make_context(point)
     names = [f.name for f in dataclasses.fields(ctx)]
     assert names[-1] == "run"
     other = RunContext(session_id=ctx.run.session_id)
@@ -391,10 +394,7 @@ VALUES: list[tuple[str, Callable[[], object]]] = [
     ("invalid-repair", lambda: InvalidToolCallAction.repair("ls")),
     ("invalid-fail", InvalidToolCallAction.fail),
     ("resolution", lambda: _resolution(HookResult.deny("no"))),
-    (
-        "patch",
-        lambda: RequestPatch(extra_context="x", additional_params={"seed": 1}, active_tools={"ls"}, temperature=0.5),
-    ),  # type: ignore[arg-type]
+    ("patch", lambda: RequestPatch(extra_context=("x",), additional_params={"seed": 1}, temperature=0.5)),
     ("message", lambda: Message("tool", "done", name="ls", tool_call_id="c1")),
     ("tool-call", lambda: ToolCallRequest("c1", "ls", {"path": "/"})),
     ("outcome", lambda: RunOutcome("stopped", reason="why", turns=3)),
@@ -461,7 +461,8 @@ def test_run_context_builds_a_context_bound_to_the_run() -> None:
     """``run.context(Class, ...)`` and ``run.context(HookPoint.X, ...)`` build the point's context with ``run=run``."""
     run = RunContext(session_id="s")
     by_class = run.context(PreToolCallDecideContext, tool_name="bash", args={"a": 1}, call_id="c")
-    by_point = run.context(HookPoint.PRE_TOOL_CALL_DECIDE, tool_name="bash", args={"a": 1}, call_id="c")
+    # A HookPoint is accepted at runtime; type checkers want the class (or ``point.context``).
+    by_point: Any = run.context(HookPoint.PRE_TOOL_CALL_DECIDE, tool_name="bash", args={"a": 1}, call_id="c")  # type: ignore[arg-type]
     assert by_class == by_point == PreToolCallDecideContext(tool_name="bash", args={"a": 1}, call_id="c", run=run)
     assert by_class.run is run
     assert by_point.run is run
@@ -477,7 +478,7 @@ def test_run_context_builds_every_point_context(point: HookPoint) -> None:
     del fields["run"]
     fields.pop("session_id", None)
     run = RunContext()
-    assert run.context(point, **fields).run is run
+    assert run.context(point, **fields).run is run  # type: ignore[arg-type]  # a HookPoint, accepted at runtime
     assert type(run.context(point.context, **fields)) is point.context
 
 
@@ -488,7 +489,7 @@ def test_run_context_refuses_a_second_run_and_what_is_not_a_context() -> None:
         run.context(PreToolCallDecideContext, tool_name="bash", args={}, call_id="c", run=RunContext())
     for wrong in ("pre_tool_call_decide", dict, RunContext, Message, None):
         with pytest.raises(HookTypeError, match="neither a context class nor a HookPoint"):
-            run.context(wrong)  # type: ignore[call-overload]  # wrong on purpose
+            run.context(wrong)  # type: ignore[arg-type]  # wrong on purpose
 
 
 def test_contexts_built_through_the_run_share_per_run_state() -> None:
@@ -518,8 +519,16 @@ def test_contexts_built_in_a_chain_keep_the_caller_run() -> None:
     registry = HookRegistry()
     seen: list[RunContext] = []
     registry.register(HookPoint.TRANSFORM_TOOL_INPUT, lambda ctx: {"path": "/safe"})
-    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: seen.append(ctx.run) or HookResult.deny("no"))
-    registry.register(HookPoint.PERMISSION_DENIED, lambda ctx: seen.append(ctx.run))
+
+    @registry.pre_tool_call_decide
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        seen.append(ctx.run)
+        return HookResult.deny("no")
+
+    @registry.permission_denied
+    def denied(ctx: PermissionDeniedContext) -> None:
+        seen.append(ctx.run)
+
     run = RunContext()
     resolution = registry.resolve_tool_call(run.context(PreToolCallDecideContext, tool_name="ls", args={}, call_id="c"))
     assert resolution.args == {"path": "/safe"}
