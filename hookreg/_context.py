@@ -59,13 +59,20 @@ def _freeze(obj: object, maps: tuple[str, ...] = (), seqs: tuple[str, ...] = ())
     kept as they are: neither can change, so sharing them is safe.
     """
     for name in maps:
-        value = getattr(obj, name)
-        if value.__class__ is not ReadOnlyDict:
-            object.__setattr__(obj, name, read_only(value, type(obj).__name__, name))
+        if getattr(obj, name).__class__ is not ReadOnlyDict:
+            _read_only(obj, name)
     for name in seqs:
         value = getattr(obj, name)
         if value.__class__ is not tuple:
             object.__setattr__(obj, name, _as_tuple(value, type(obj).__name__, name))
+
+
+def _read_only(obj: object, name: str) -> None:
+    """Replace the mapping field `name` by a read-only copy (a dict: one copy, nothing else)."""
+    value = getattr(obj, name)
+    object.__setattr__(
+        obj, name, ReadOnlyDict(value) if value.__class__ is dict else read_only(value, type(obj).__name__, name)
+    )
 
 
 def _as_tuple(value: object, owner: str, name: str) -> tuple[object, ...]:
@@ -422,7 +429,12 @@ class PreToolCallDecideContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _tool_call(self, maps=("args",))
+        # _tool_call's rules with their common cases inline (one context per tool call):
+        # a str name needs no check, args passed on from another context no copy.
+        if self.tool_name.__class__ is not str:
+            _tool_call(self)
+        if self.args.__class__ is not ReadOnlyDict:
+            _read_only(self, "args")
 
 
 @final
@@ -505,7 +517,13 @@ class PostToolCallContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _tool_call(self, maps=("args", "metadata"))
+        # As PreToolCallDecideContext: the common cases inline.
+        if self.tool_name.__class__ is not str:
+            _tool_call(self)
+        if self.args.__class__ is not ReadOnlyDict:
+            _read_only(self, "args")
+        if self.metadata.__class__ is not ReadOnlyDict:
+            _read_only(self, "metadata")
 
 
 @final

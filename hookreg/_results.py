@@ -70,9 +70,10 @@ def wrong_type(owner: str, name: str, value: object, expected: str, hint: str) -
 
 def read_only(value: Mapping[_K, _V], owner: str, name: str) -> ReadOnlyDict[_K, _V]:
     """Return `value` as hookreg's read-only mapping: itself when it is one, else a shallow copy."""
-    if value.__class__ is ReadOnlyDict:
+    cls = value.__class__
+    if cls is ReadOnlyDict:
         return cast("ReadOnlyDict[_K, _V]", value)
-    if isinstance(value, Mapping):
+    if cls is dict or isinstance(value, Mapping):  # a dict first: the ABC check costs more
         return ReadOnlyDict(value)
     raise wrong_type(owner, name, value, "a Mapping", "Pass a dict.")
 
