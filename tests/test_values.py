@@ -280,6 +280,15 @@ def test_a_session_context_without_a_run_gets_a_detached_run_of_its_session() ->
     assert anonymous.session_id == anonymous.run.session_id == anonymous.run.run_id
 
 
+@pytest.mark.parametrize("point", [HookPoint.ON_SESSION_START, HookPoint.ON_SESSION_END], ids=str)
+def test_make_context_gives_a_session_context_its_run_session(point: HookPoint) -> None:
+    """`make_context` with ``run=`` builds a session context of that run's session, without being told it."""
+    run = RunContext(session_id="s-2")
+    ctx: Any = make_context(point, run=run)
+    assert ctx.session_id == "s-2"
+    assert ctx.run is run
+
+
 # --- the read-only mapping -----------------------------------------------------------
 
 
@@ -358,7 +367,7 @@ def test_every_context_survives_pickling_and_copying(
     point: HookPoint, how: str, duplicate: Callable[[Any], Any]
 ) -> None:
     """A context pickles and copies to an equal one that is still frozen and read-only."""
-    run = RunContext(session_id="session-1", agent_name="agent")
+    run = RunContext(agent_name="agent")
     run.scratchpad.insert(Calls(2))
     ctx: Any = make_context(point, run=run)
     again = duplicate(ctx)

@@ -53,7 +53,7 @@ _ResultT = TypeVar("_ResultT")
 
 # A default for every context field but ``run``, by field name (``error`` depends on the point).
 _DEFAULTS: Final[dict[str, Callable[[], object]]] = {
-    "session_id": lambda: "session-1",
+    "session_id": lambda: "",  # a session context fills in its run's
     "goal": lambda: "test goal",
     "content": lambda: "hello",
     "prompt": lambda: "hello",
