@@ -224,7 +224,7 @@ _SESSION_RUN = RunContext(run_id="unbound")
 
 
 def _bind_session(obj: Any) -> None:
-    """Hold a session context's `session_id` and `run.session_id` equal (DESIGN: one session per run)."""
+    """Hold a session context's `session_id` equal to its run's: fill in either from the other, or refuse."""
     session_id, run = obj.session_id, obj.run
     if not isinstance(session_id, str):
         raise wrong_type(type(obj).__name__, "session_id", session_id, "a str", "Pass run.session_id, or leave it out.")
@@ -296,7 +296,11 @@ class SetupContext:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OnSessionStartContext:
-    """`on_session_start`: a session begins; `session_id` is the run's (left out, it is filled in)."""
+    """`on_session_start`: a session begins; `session_id` is the run's.
+
+    Left out, `session_id` is taken from `run`; `run` left out is a detached
+    run of that session.
+    """
 
     session_id: str = ""
     goal: str
@@ -611,7 +615,11 @@ class StopContext:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OnSessionEndContext:
-    """`on_session_end`: a session ended; `session_id` is the run's (left out, it is filled in)."""
+    """`on_session_end`: a session ended; `session_id` is the run's.
+
+    Left out, `session_id` is taken from `run`; `run` left out is a detached
+    run of that session.
+    """
 
     session_id: str = ""
     outcome: RunOutcome

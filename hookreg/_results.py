@@ -32,12 +32,14 @@ class ReadOnlyDict(dict[_K, _V]):
     """hookreg's read-only mapping: a dict that refuses every change.
 
     Contexts, `ToolCallRequest`, `RequestPatch` and `ToolCallResolution` hold
-    their mapping fields as one of these. Reading is a plain dict's (as fast;
-    ``dict(m)``, ``json.dumps(m)`` and ``m | other`` work and give plain
-    dicts); every write raises `TypeError`. It pickles and deep-copies as
-    itself, and ``copy.copy`` returns the same object, since it cannot change.
-    A value that already is one is shared, not copied again, by the values
-    that hold it.
+    their mapping fields as one of these. Reading is a dict's (one object, no
+    proxy: ``dict(m)``, ``json.dumps(m)`` and ``m | other`` work, the last
+    two giving plain dicts); every write through the mapping raises
+    `TypeError`. As with a frozen dataclass, dict's own methods called on it
+    (``dict.__setitem__(m, k, v)``) are not stopped: that is no longer using
+    hookreg. It pickles and deep-copies as itself, and ``copy.copy`` returns
+    the same object, since it cannot change. A value that already is one is
+    shared, not copied again, by the values that hold it.
     """
 
     __slots__ = ()
@@ -414,7 +416,7 @@ def _params(name: str, value: object) -> Mapping[str, object]:
 def _scalar(kind: type | tuple[type, ...], expected: str) -> Callable[[str, object], object]:
     def check(name: str, value: object) -> object:
         if isinstance(value, bool) or not isinstance(value, kind):
-            raise wrong_type("RequestPatch", name, value, expected, "Pass it, or leave it out (None means unset).")
+            raise wrong_type("RequestPatch", name, value, expected, f"Pass {expected}, or None to leave it unset.")
         return value
 
     return check
