@@ -6,7 +6,7 @@ import enum
 import reprlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Literal, NoReturn, TypeVar, cast, final, get_args, get_type_hints
+from typing import Any, ClassVar, Literal, NoReturn, TypeVar, cast, final, get_args
 
 from hookreg._errors import HookTypeError, HookValueError
 from hookreg._log import log
@@ -185,10 +185,15 @@ _Schema = tuple[tuple[str, ...], tuple[tuple[str, bool], ...], Mapping[str, str]
 
 
 def _schema(cls: type[TurnAction | InvalidToolCallAction], needs: Mapping[str, str]) -> _Schema:
-    """Read an action class's annotations: its kinds, its text fields (and whether they may be None)."""
-    hints = get_type_hints(cls)
-    texts = tuple((f.name, hints[f.name] is not str) for f in fields(cls) if hints[f.name] in (str, str | None))
-    return get_args(hints["kind"]), texts, needs
+    """Read an action class's annotations: its kinds, its text fields (and whether they may be None).
+
+    The annotations are strings (``from __future__ import annotations``): the
+    text fields are read as such, and only `kind`'s ``Literal[...]`` is
+    evaluated, as `typing.get_type_hints` would (which costs more at import).
+    """
+    by_name = {f.name: str(f.type) for f in fields(cls)}
+    texts = tuple((name, hint == "str | None") for name, hint in by_name.items() if hint in ("str", "str | None"))
+    return get_args(eval(by_name["kind"], {"Literal": Literal})), texts, needs
 
 
 def _check_action(action: TurnAction | InvalidToolCallAction) -> None:
