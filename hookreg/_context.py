@@ -5,12 +5,12 @@ from __future__ import annotations
 import enum
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Literal, TypeVar, final
+from typing import Any, Literal, ParamSpec, TypeVar, final
 
-from hookreg._results import FinishReason, Message, RequestPatch
+from hookreg._errors import HookTypeError, HookValueError
+from hookreg._results import FinishReason, Message, ReadOnlyDict, RequestPatch, read_only, wrong_type
 
 __all__ = [
     "InvalidToolCallContext",
@@ -48,14 +48,50 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+_C = TypeVar("_C")
+_P = ParamSpec("_P")
 
 
 def _freeze(obj: object, maps: tuple[str, ...] = (), seqs: tuple[str, ...] = ()) -> None:
-    """Replace mapping fields by read-only copies and sequence fields by tuples."""
+    """Replace mapping fields by read-only copies and sequence fields by tuples.
+
+    A mapping that already is hookreg's read-only mapping, and a tuple, are
+    kept as they are: neither can change, so sharing them is safe.
+    """
     for name in maps:
-        object.__setattr__(obj, name, MappingProxyType(dict(getattr(obj, name))))
+        if getattr(obj, name).__class__ is not ReadOnlyDict:
+            _read_only(obj, name)
     for name in seqs:
-        object.__setattr__(obj, name, tuple(getattr(obj, name)))
+        value = getattr(obj, name)
+        if value.__class__ is not tuple:
+            object.__setattr__(obj, name, _as_tuple(value, type(obj).__name__, name))
+
+
+def _read_only(obj: object, name: str) -> None:
+    """Replace the mapping field `name` by a read-only copy (a dict: one copy, nothing else)."""
+    value = getattr(obj, name)
+    object.__setattr__(
+        obj, name, ReadOnlyDict(value) if value.__class__ is dict else read_only(value, type(obj).__name__, name)
+    )
+
+
+def _as_tuple(value: object, owner: str, name: str) -> tuple[object, ...]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise wrong_type(owner, name, value, "a sequence", f"Pass a tuple or a list (one item: ({value!r},)).")
+    return tuple(value)
+
+
+def _tool_call(obj: Any, maps: tuple[str, ...] = (), seqs: tuple[str, ...] = (), *, optional: bool = False) -> None:
+    """Check a context's `tool_name`, then freeze its mapping and sequence fields."""
+    name = obj.tool_name
+    if name.__class__ is not str and not isinstance(name, str) and not (optional and name is None):
+        owner = type(obj).__name__
+        if optional:
+            hint = "Pass the tool's name, or None when it is not known (hooks with tools= then do not run)."
+            raise wrong_type(owner, "tool_name", name, "a str or None", hint)
+        hint = "Pass the tool's name: a missing one would slip past every tools= filter."
+        raise wrong_type(owner, "tool_name", name, "a str", hint)
+    _freeze(obj, maps, seqs)
 
 
 @final
@@ -63,7 +99,8 @@ class Scratchpad:
     """Run-scoped storage keyed by exact class, safe to share between threads.
 
     `child` gives a scope (a turn's) that reads through to this one and writes
-    only to itself.
+    only to itself. It pickles and copies with its contents (a deep copy
+    copies them too, and a child its parent); the copy gets a lock of its own.
 
     Example:
         >>> class Retries(int): ...
@@ -117,6 +154,18 @@ class Scratchpad:
     def __contains__(self, key: object, /) -> bool:
         return key in self._values or (self._parent is not None and key in self._parent)
 
+    def __getstate__(self) -> dict[str, object]:
+        # Pickling and copying take the values (a snapshot, under the lock), never the lock.
+        with self._lock:
+            state = {name: getattr(self, name) for name in self.__slots__ if name != "_lock"}
+            state["_values"] = dict(self._values)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._lock = threading.RLock()
+
     def __repr__(self) -> str:
         return f"Scratchpad({', '.join(sorted(t.__name__ for t in self._values))})"
 
@@ -136,7 +185,8 @@ class RunContext:
     ``dataclasses.replace(run, turn=n, turn_scratchpad=run.scratchpad.child())``,
     which keeps the run's scratchpad and starts a fresh turn scope.
     An empty `session_id` means "same as `run_id`"; an omitted
-    `turn_scratchpad` is a new child of `scratchpad`.
+    `turn_scratchpad` is a new child of `scratchpad`. Build the contexts of a
+    run with `context`.
     """
 
     run_id: str = field(default_factory=_new_run_id)
@@ -153,6 +203,64 @@ class RunContext:
             object.__setattr__(self, "session_id", self.run_id)
         if self.turn_scratchpad is None:
             object.__setattr__(self, "turn_scratchpad", self.scratchpad.child())
+
+    def context(self, kind: Callable[_P, _C], /, *args: _P.args, **fields: _P.kwargs) -> _C:
+        """Build a context bound to this run: the way to embed hookreg in an agent loop.
+
+        ``run.context(PreToolCallDecideContext, tool_name="bash", args=args,
+        call_id=call_id)`` is ``PreToolCallDecideContext(..., run=run)``: every
+        context a loop builds this way carries the run, so per-run state (the
+        scratchpad, the run and session ids) reaches every hook. Pass the
+        context class, and mypy checks every field. A `HookPoint` is accepted
+        too (``run.context(HookPoint.PRE_TOOL_CALL_DECIDE, ...)``); type
+        checkers take its ``point.context``, typed `Any`. The session contexts'
+        `session_id` may be left out: it is the run's.
+
+        Example:
+            >>> run = RunContext(session_id="s-1")
+            >>> ctx = run.context(PreToolCallDecideContext, tool_name="bash", args={}, call_id="c-1")
+            >>> ctx.run is run
+            True
+
+        Raises:
+            HookTypeError: `kind` is neither a context class nor a HookPoint, or
+                `run` is passed too.
+        """
+        cls: Any = getattr(kind, "context", None) if isinstance(kind, str) else kind
+        if not (isinstance(cls, type) and cls in _CONTEXTS):
+            msg = (
+                f"Cannot build a context from {kind!r}: it is neither a context class nor a HookPoint. "
+                "Pass one, such as PreToolCallDecideContext or HookPoint.PRE_TOOL_CALL_DECIDE."
+            )
+            raise HookTypeError(msg)
+        if "run" in fields:
+            msg = f"Cannot build {cls.__name__} with run=...: run.context() binds the run itself. Leave run out."
+            raise HookTypeError(msg)
+        return cls(*args, run=self, **fields)  # type: ignore[no-any-return]  # the class `kind` names
+
+
+# The default `run` of the session contexts: replaced at construction by a
+# detached run whose session is theirs, so that `session_id == run.session_id`.
+_SESSION_RUN = RunContext(run_id="unbound")
+
+
+def _bind_session(obj: Any) -> None:
+    """Hold a session context's `session_id` equal to its run's: fill in either from the other, or refuse."""
+    session_id, run = obj.session_id, obj.run
+    if not isinstance(session_id, str):
+        raise wrong_type(type(obj).__name__, "session_id", session_id, "a str", "Pass run.session_id, or leave it out.")
+    if run is _SESSION_RUN:
+        run = RunContext(session_id=session_id)
+        object.__setattr__(obj, "run", run)
+    if not session_id:
+        object.__setattr__(obj, "session_id", run.session_id)
+    elif session_id != run.session_id:
+        msg = (
+            f"Cannot build {type(obj).__name__} with session_id={session_id!r} for a run of session "
+            f"{run.session_id!r}: a session context's session_id is its run's. Leave session_id out, "
+            "or build the run with RunContext(session_id=...)."
+        )
+        raise HookValueError(msg)
 
 
 class ToolErrorKind(enum.StrEnum):
@@ -198,11 +306,18 @@ class SetupContext:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OnSessionStartContext:
-    """`on_session_start`: a session begins."""
+    """`on_session_start`: a session begins; `session_id` is the run's.
 
-    session_id: str
+    Left out, `session_id` is taken from `run`; `run` left out is a detached
+    run of that session.
+    """
+
+    session_id: str = ""
     goal: str
-    run: RunContext = field(default_factory=RunContext)
+    run: RunContext = _SESSION_RUN
+
+    def __post_init__(self) -> None:
+        _bind_session(self)
 
 
 @final
@@ -280,6 +395,9 @@ class ToolCallDeltaContext:
     delta: str
     run: RunContext = field(default_factory=RunContext)
 
+    def __post_init__(self) -> None:
+        _tool_call(self, optional=True)
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -334,7 +452,7 @@ class InvalidToolCallContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, maps=("args",), seqs=("available_tools",))
+        _tool_call(self, maps=("args",), seqs=("available_tools",))
 
 
 @final
@@ -348,7 +466,12 @@ class PreToolCallDecideContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, maps=("args",))
+        # _tool_call's rules with their common cases inline (one context per tool call):
+        # a str name needs no check, args passed on from another context no copy.
+        if self.tool_name.__class__ is not str:
+            _tool_call(self)
+        if self.args.__class__ is not ReadOnlyDict:
+            _read_only(self, "args")
 
 
 @final
@@ -364,7 +487,7 @@ class PermissionDeniedContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, maps=("args",))
+        _tool_call(self, maps=("args",))
 
 
 @final
@@ -380,7 +503,7 @@ class PostToolCallFailureContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, maps=("args",))
+        _tool_call(self, maps=("args",))
 
 
 @final
@@ -397,7 +520,7 @@ class OnToolErrorContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, maps=("args",))
+        _tool_call(self, maps=("args",))
 
 
 @final
@@ -413,7 +536,7 @@ class TransformToolResultContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, maps=("args",))
+        _tool_call(self, maps=("args",))
 
 
 @final
@@ -431,7 +554,13 @@ class PostToolCallContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, maps=("args", "metadata"))
+        # As PreToolCallDecideContext: the common cases inline.
+        if self.tool_name.__class__ is not str:
+            _tool_call(self)
+        if self.args.__class__ is not ReadOnlyDict:
+            _read_only(self, "args")
+        if self.metadata.__class__ is not ReadOnlyDict:
+            _read_only(self, "metadata")
 
 
 @final
@@ -479,7 +608,7 @@ class OnInteractionContext:
     run: RunContext = field(default_factory=RunContext)
 
     def __post_init__(self) -> None:
-        _freeze(self, seqs=("options",))
+        _tool_call(self, seqs=("options",), optional=True)
 
 
 @final
@@ -524,8 +653,19 @@ class StopContext:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OnSessionEndContext:
-    """`on_session_end`: a session ended."""
+    """`on_session_end`: a session ended; `session_id` is the run's.
 
-    session_id: str
+    Left out, `session_id` is taken from `run`; `run` left out is a detached
+    run of that session.
+    """
+
+    session_id: str = ""
     outcome: RunOutcome
-    run: RunContext = field(default_factory=RunContext)
+    run: RunContext = _SESSION_RUN
+
+    def __post_init__(self) -> None:
+        _bind_session(self)
+
+
+# The context classes (what `RunContext.context` builds).
+_CONTEXTS = frozenset(globals()[name] for name in __all__ if name.endswith("Context") and name != "RunContext")

@@ -20,13 +20,13 @@ import functools
 import inspect
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
-from types import CodeType, MappingProxyType
+from types import CodeType
 from typing import TYPE_CHECKING, Any, Final, cast, final
 
 from hookreg._errors import AsyncHookError, HookReturnError, HookTypeError, StopRun
 from hookreg._log import log
 from hookreg._points import HookPoint, HookStyle
-from hookreg._results import Decision, HookResult, InvalidToolCallAction, RequestPatch, TurnAction
+from hookreg._results import Decision, HookResult, InvalidToolCallAction, ReadOnlyDict, RequestPatch, TurnAction
 
 if TYPE_CHECKING:
     from hookreg._registry import Registration
@@ -316,7 +316,7 @@ def _read_subject(spec: _Spec, reg: Registration, so_far: Any, new: object) -> o
         # Read through the Mapping protocol (a dict subclass's own __iter__ and __getitem__
         # included), so a mapping that cannot be read fails here and nowhere later.
         items = cast("Mapping[str, object]", new)
-        return MappingProxyType(dict(items) if type(items) is dict else {key: items[key] for key in items})
+        return ReadOnlyDict(items if type(items) is dict else {key: items[key] for key in items})
     return new if type(new) is str else str(new)
 
 

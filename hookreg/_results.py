@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, ClassVar, Literal, final
+import reprlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Literal, NoReturn, TypeVar, cast, final, get_args
 
+from hookreg._errors import HookTypeError, HookValueError
 from hookreg._log import log
 
 __all__ = [
@@ -20,6 +21,78 @@ __all__ = [
     "ToolCallResolution",
     "TurnAction",
 ]
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+_short = reprlib.Repr()
+_short.maxother = 200  # a value's repr in an error message: a result's whole, a hostile one cut
+
+
+@final
+class ReadOnlyDict(dict[_K, _V]):
+    """hookreg's read-only mapping: a dict that refuses every change.
+
+    Contexts, `ToolCallRequest`, `RequestPatch` and `ToolCallResolution` hold
+    their mapping fields as one of these. Reading is a dict's (one object, no
+    proxy: ``dict(m)``, ``json.dumps(m)`` and ``m | other`` work, the last
+    two giving plain dicts); every write through the mapping raises
+    `TypeError`. As with a frozen dataclass, dict's own methods called on it
+    (``dict.__setitem__(m, k, v)``) are not stopped: that is no longer using
+    hookreg. It pickles and deep-copies as itself, and ``copy.copy`` returns
+    the same object, since it cannot change. A value that already is one is
+    shared, not copied again, by the values that hold it.
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        msg = (
+            f"{type(self).__name__!r} object does not support item assignment: hookreg's mappings are "
+            "read-only. Change a copy (dict(mapping)); a transform hook returns the new mapping."
+        )
+        raise TypeError(msg)
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple[type[ReadOnlyDict[_K, _V]], tuple[dict[_K, _V]]]:
+        # A dict subclass pickles item by item through __setitem__, which refuses.
+        return (ReadOnlyDict, (dict(self),))
+
+    def __copy__(self) -> ReadOnlyDict[_K, _V]:
+        return self
+
+
+def wrong_type(owner: str, name: str, value: object, expected: str, hint: str) -> HookTypeError:
+    """The error for a field of the wrong type: "Cannot build <owner> with <name>=<value>: …"."""
+    msg = (
+        f"Cannot build {owner} with {name}={_short.repr(value)}: {name} must be {expected}, "
+        f"not {type(value).__name__}. {hint}"
+    )
+    return HookTypeError(msg)
+
+
+def read_only(value: Mapping[_K, _V], owner: str, name: str) -> ReadOnlyDict[_K, _V]:
+    """Return `value` as hookreg's read-only mapping: itself when it is one, else a shallow copy."""
+    cls = value.__class__
+    if cls is ReadOnlyDict:
+        return cast("ReadOnlyDict[_K, _V]", value)
+    if cls is dict or isinstance(value, Mapping):  # a dict first: the ABC check costs more
+        return ReadOnlyDict(value)
+    raise wrong_type(owner, name, value, "a Mapping", "Pass a dict.")
+
+
+def _text(owner: str, name: str, value: object, hint: str) -> None:
+    if not isinstance(value, str):
+        raise wrong_type(owner, name, value, "a str", hint)
+
+
+def _no_truth(value: object, read: str) -> HookTypeError:
+    msg = (
+        f"Cannot take the truth value of {_short.repr(value)}: a {type(value).__name__} has none, "
+        f"since a refusal would count as true. Read {read} instead."
+    )
+    return HookTypeError(msg)
 
 
 class Decision(enum.StrEnum):
@@ -36,6 +109,14 @@ class HookResult:
     """The result of a gate: allow, deny or ask.
 
     Build it with `allow`, `deny` or `ask`. Equality ignores `decided_by`.
+    Fields are checked when built: `decision` must be a `Decision` (its value
+    string, such as ``"deny"``, is converted), `reason` and `message` must be
+    `str`. It has no truth value: read `allowed`.
+
+    ``HookResult.allow()`` without a message is one shared instance, but code
+    must not rely on that identity: a copied or unpickled allow is an equal
+    object, not the same one (its `decision` and `allowed` are those of the
+    allow it copies).
 
     Attributes:
         decision: What was decided.
@@ -51,6 +132,19 @@ class HookResult:
 
     _ALLOW: ClassVar[HookResult]
 
+    def __post_init__(self) -> None:
+        if self.decision.__class__ is not Decision:
+            object.__setattr__(self, "decision", _as_decision(self.decision))
+        if self.reason.__class__ is not str:
+            _text("HookResult", "reason", self.reason, 'Pass the text the model reads (HookResult.deny("why")).')
+        if self.message.__class__ is not str:
+            _text("HookResult", "message", self.message, 'Pass the text for the user or the log ("" for none).')
+        if self.decided_by is not None and self.decided_by.__class__ is not str:
+            _text("HookResult", "decided_by", self.decided_by, "Pass a hook's name, or None (dispatch fills it in).")
+
+    def __bool__(self) -> NoReturn:
+        raise _no_truth(self, "`.allowed` (`if result.allowed:`)")
+
     @property
     def allowed(self) -> bool:
         """``True`` only for an allow."""
@@ -59,7 +153,8 @@ class HookResult:
     @classmethod
     def allow(cls, message: str = "") -> HookResult:
         """Let the action go ahead; without a message this is one shared instance."""
-        return cls(decision=Decision.ALLOW, message=message) if message else cls._ALLOW
+        # Only the empty str is the shared allow: any other value is checked as a message.
+        return cls._ALLOW if message.__class__ is str and not message else cls(decision=Decision.ALLOW, message=message)
 
     @classmethod
     def deny(cls, reason: str) -> HookResult:
@@ -72,7 +167,59 @@ class HookResult:
         return cls(decision=Decision.ASK, reason=reason)
 
 
+def _as_decision(value: object) -> Decision:
+    if not isinstance(value, str):
+        raise wrong_type(
+            "HookResult", "decision", value, "a Decision", "Use HookResult.allow(), deny(reason) or ask(reason)."
+        )
+    try:
+        return Decision(value)
+    except ValueError:
+        choices = ", ".join(repr(d.value) for d in Decision)
+        msg = f"Cannot build HookResult with decision={value!r}: it is not a decision. Use one of {choices}."
+        raise HookValueError(msg) from None
+
+
 HookResult._ALLOW = HookResult(decision=Decision.ALLOW)
+
+
+_Schema = tuple[tuple[str, ...], tuple[tuple[str, bool], ...], Mapping[str, str]]
+
+
+def _schema(cls: type[TurnAction | InvalidToolCallAction], needs: Mapping[str, str]) -> _Schema:
+    """Read an action class's annotations: its kinds, its text fields (and whether they may be None).
+
+    The annotations are strings (``from __future__ import annotations``): the
+    text fields are read as such, and only `kind`'s ``Literal[...]`` is
+    evaluated, as `typing.get_type_hints` would (which costs more at import).
+    """
+    by_name = {f.name: str(f.type) for f in fields(cls)}
+    texts = tuple((name, hint == "str | None") for name, hint in by_name.items() if hint in ("str", "str | None"))
+    return get_args(eval(by_name["kind"], {"Literal": Literal})), texts, needs
+
+
+def _check_action(action: TurnAction | InvalidToolCallAction) -> None:
+    owner = type(action).__name__
+    # Keyed by the base class: the classes are final to type checkers, not at run time.
+    kinds, texts, needs = _SCHEMAS[TurnAction if isinstance(action, TurnAction) else InvalidToolCallAction]
+    kind = action.kind
+    if not isinstance(kind, str):
+        raise wrong_type(owner, "kind", kind, "a str", f"Use one of {kinds}, or {owner}'s classmethods.")
+    if kind not in kinds:
+        msg = f"Cannot build {owner} with kind={kind!r}: it is not a kind of {owner}. Use one of {kinds}."
+        raise HookValueError(msg)
+    for name, optional in texts:
+        value = getattr(action, name)
+        if not isinstance(value, str) and not (optional and value is None):
+            expected = "a str or None" if optional else "a str"
+            raise wrong_type(owner, name, value, expected, f"Build it with {owner}'s classmethods.")
+    needed = needs.get(kind)
+    if needed is not None and getattr(action, needed) is None:
+        msg = f"Cannot build {owner} with kind={kind!r} and no {needed}: a {kind!r} needs one. Pass {needed}=..."
+        raise HookTypeError(msg)
+
+
+_SCHEMAS: dict[type[TurnAction | InvalidToolCallAction], _Schema] = {}
 
 
 @final
@@ -84,6 +231,9 @@ class TurnAction:
         kind: ``"continue"``, ``"repeat"`` or ``"feedback"``.
         feedback: The user message appended by ``retry_with_feedback``.
         decided_by: The name of the deciding hook; takes no part in equality.
+
+    Fields are checked when built (``"feedback"`` needs a `feedback` text). It
+    has no truth value: read `kind`.
     """
 
     kind: Literal["continue", "repeat", "feedback"]
@@ -91,6 +241,12 @@ class TurnAction:
     decided_by: str | None = field(default=None, compare=False)
 
     _CONTINUE: ClassVar[TurnAction]
+
+    def __post_init__(self) -> None:
+        _check_action(self)
+
+    def __bool__(self) -> NoReturn:
+        raise _no_truth(self, '`.kind` (`if action.kind == "continue":`)')
 
     @classmethod
     def continue_run(cls) -> TurnAction:
@@ -108,6 +264,7 @@ class TurnAction:
         return cls(kind="feedback", feedback=text)
 
 
+_SCHEMAS[TurnAction] = _schema(TurnAction, {"feedback": "feedback"})
 TurnAction._CONTINUE = TurnAction(kind="continue")
 
 
@@ -122,6 +279,9 @@ class InvalidToolCallAction:
         tool_name: The tool to call instead, on ``repair``.
         reason: Why, on ``fail``, ``skip`` and ``stop``.
         decided_by: The name of the deciding hook; takes no part in equality.
+
+    Fields are checked when built (``"retry"`` needs `feedback`, ``"repair"``
+    a `tool_name`). It has no truth value: read `kind`.
     """
 
     kind: Literal["fail", "retry", "repair", "skip", "stop"]
@@ -132,10 +292,16 @@ class InvalidToolCallAction:
 
     _FAIL: ClassVar[InvalidToolCallAction]
 
+    def __post_init__(self) -> None:
+        _check_action(self)
+
+    def __bool__(self) -> NoReturn:
+        raise _no_truth(self, '`.kind` (`if action.kind == "fail":`)')
+
     @classmethod
     def fail(cls, reason: str = "") -> InvalidToolCallAction:
         """Fail the call (the result when no hook decides)."""
-        return cls(kind="fail", reason=reason) if reason else cls._FAIL
+        return cls._FAIL if reason.__class__ is str and not reason else cls(kind="fail", reason=reason)
 
     @classmethod
     def retry(cls, feedback: str) -> InvalidToolCallAction:
@@ -158,6 +324,7 @@ class InvalidToolCallAction:
         return cls(kind="stop", reason=reason)
 
 
+_SCHEMAS[InvalidToolCallAction] = _schema(InvalidToolCallAction, {"retry": "feedback", "repair": "tool_name"})
 InvalidToolCallAction._FAIL = InvalidToolCallAction(kind="fail")
 
 _SCALARS = ("preamble", "temperature", "max_tokens", "tool_choice", "messages")
@@ -228,6 +395,11 @@ class RequestPatch:
         active_tools: The tools offered; patches intersect them.
         messages: The messages sent for this call instead of the history
             (the transcript is unchanged).
+
+    Fields are checked when built: a wrong type is a `HookTypeError` naming
+    the field. A bare `str` is one item of `extra_context` or `active_tools`
+    (never split into characters); `temperature` takes an int or a float,
+    `max_tokens` an int (neither takes a bool); `messages` takes `Message`s.
     """
 
     extra_context: tuple[str, ...] | None = None
@@ -240,14 +412,12 @@ class RequestPatch:
     messages: tuple[Message, ...] | None = None
 
     def __post_init__(self) -> None:
-        if self.extra_context is not None:
-            object.__setattr__(self, "extra_context", tuple(self.extra_context))
-        if self.additional_params is not None:
-            object.__setattr__(self, "additional_params", MappingProxyType(dict(self.additional_params)))
-        if self.active_tools is not None:
-            object.__setattr__(self, "active_tools", frozenset(self.active_tools))
-        if self.messages is not None:
-            object.__setattr__(self, "messages", tuple(self.messages))
+        for name, check in _PATCH_FIELDS.items():
+            value = getattr(self, name)
+            if value is not None:
+                checked = check(name, value)
+                if checked is not value:
+                    object.__setattr__(self, name, checked)
 
     def merge(self, other: RequestPatch) -> RequestPatch:
         """Return this patch with `other` applied on top.
@@ -281,6 +451,66 @@ class RequestPatch:
         return RequestPatch(**merged)
 
 
+def _strings(name: str, value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, Iterable):
+        raise wrong_type("RequestPatch", name, value, "a str or an iterable of str", "Pass a tuple of str.")
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise wrong_type("RequestPatch", f"an item of {name}", item, "a str", "Pass a tuple of str.")
+    return items
+
+
+def _tool_set(name: str, value: object) -> frozenset[str]:
+    items = _strings(name, value)
+    # An exact frozenset is already what the field holds; a subclass might not behave as one.
+    return cast("frozenset[str]", value) if value.__class__ is frozenset else frozenset(items)
+
+
+def _messages(name: str, value: object) -> tuple[Message, ...]:
+    if isinstance(value, str | Message) or not isinstance(value, Iterable):
+        raise wrong_type("RequestPatch", name, value, "an iterable of Message", "Pass a tuple of Message.")
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, Message):
+            raise wrong_type("RequestPatch", f"an item of {name}", item, "a Message", "Pass a tuple of Message.")
+    return items
+
+
+def _params(name: str, value: object) -> Mapping[str, object]:
+    params: Mapping[object, object] = read_only(value, "RequestPatch", name)  # type: ignore[arg-type]  # checked inside
+    for key in params:
+        if not isinstance(key, str):
+            raise wrong_type(
+                "RequestPatch", f"a key of {name}", key, "a str", "Name provider parameters with str keys."
+            )
+    return cast("Mapping[str, object]", params)
+
+
+def _scalar(kind: type | tuple[type, ...], expected: str) -> Callable[[str, object], object]:
+    def check(name: str, value: object) -> object:
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise wrong_type("RequestPatch", name, value, expected, f"Pass {expected}, or None to leave it unset.")
+        return value
+
+    return check
+
+
+# How each field of a RequestPatch is checked (and converted) when it is set.
+_PATCH_FIELDS: dict[str, Callable[[str, Any], object]] = {
+    "extra_context": _strings,
+    "additional_params": _params,
+    "preamble": _scalar(str, "a str"),
+    "temperature": _scalar((int, float), "a float"),
+    "max_tokens": _scalar(int, "an int"),
+    "tool_choice": _scalar(str, "a str"),
+    "active_tools": _tool_set,
+    "messages": _messages,
+}
+
+
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallResolution:
@@ -290,8 +520,18 @@ class ToolCallResolution:
         args: The effective arguments (after input transforms), also on a deny.
         result: The gate's decision on those arguments.
         rewritten: Whether any input transform returned a value.
+
+    It has no truth value: read ``result.allowed``.
     """
 
     args: Mapping[str, object]
     result: HookResult
     rewritten: bool
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "args", read_only(self.args, "ToolCallResolution", "args"))
+        if self.result.__class__ is not HookResult:
+            raise wrong_type("ToolCallResolution", "result", self.result, "a HookResult", "Pass the gate's decision.")
+
+    def __bool__(self) -> NoReturn:
+        raise _no_truth(self, "`.result.allowed` (`if resolution.result.allowed:`)")

@@ -54,7 +54,7 @@ _ResultT = TypeVar("_ResultT")
 
 # A default for every context field but ``run``, by field name (``error`` depends on the point).
 _DEFAULTS: Final[dict[str, Callable[[], object]]] = {
-    "session_id": lambda: "session-1",
+    "session_id": lambda: "",  # a session context fills in its run's
     "goal": lambda: "test goal",
     "content": lambda: "hello",
     "prompt": lambda: "hello",
@@ -73,7 +73,7 @@ _DEFAULTS: Final[dict[str, Callable[[], object]]] = {
     "raw_finish_reason": lambda: None,
     "message_id": lambda: None,
     "model": lambda: None,
-    "raw_args": dict,
+    "raw_args": lambda: None,
     "max_tokens": lambda: None,
     "usage": dict,
     "args": dict,

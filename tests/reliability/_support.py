@@ -55,6 +55,7 @@ def field_value(point: HookPoint, name: str, secret: str) -> object:
         "duration_ms": 1.5,
         "max_tokens": 64,
         "run": RunContext(run_id=secret, session_id=secret, agent_name=secret),
+        "session_id": secret,  # a session context's session_id is its run's
     }
     if name in values:
         return values[name]

@@ -1,0 +1,545 @@
+"""Values: no truth value, fields checked when built, pickling and copying, contexts bound to a run."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import operator
+import pickle
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+import pytest
+
+from hookreg import (
+    Decision,
+    HookPoint,
+    HookRegistry,
+    HookResult,
+    HookTypeError,
+    HookValueError,
+    InvalidToolCallAction,
+    Message,
+    OnInteractionContext,
+    OnSessionEndContext,
+    OnSessionStartContext,
+    PermissionDeniedContext,
+    PreToolCallDecideContext,
+    RequestPatch,
+    RunContext,
+    RunOutcome,
+    Scratchpad,
+    ToolCallRequest,
+    ToolCallResolution,
+    TurnAction,
+)
+from hookreg.testing import make_context
+
+
+class Calls(int):
+    """A scratchpad entry: how many tool calls this run has made."""
+
+
+def _resolution(result: HookResult) -> ToolCallResolution:
+    registry = HookRegistry()
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: result)
+    return registry.resolve_tool_call(PreToolCallDecideContext(tool_name="bash", args={"a": 1}, call_id="c1"))
+
+
+# --- no truth value -------------------------------------------------------------------
+
+TRUTHLESS: list[tuple[str, Callable[[], object], str]] = [
+    ("allow", HookResult.allow, ".allowed"),
+    ("deny", lambda: HookResult.deny("no"), ".allowed"),
+    ("ask", lambda: HookResult.ask("sure?"), ".allowed"),
+    ("continue", TurnAction.continue_run, ".kind"),
+    ("repeat", TurnAction.repeat, ".kind"),
+    ("fail", InvalidToolCallAction.fail, ".kind"),
+    ("skip", lambda: InvalidToolCallAction.skip("no"), ".kind"),
+    ("resolution-allow", lambda: _resolution(HookResult.allow()), ".result.allowed"),
+    ("resolution-deny", lambda: _resolution(HookResult.deny("no")), ".result.allowed"),
+]
+
+
+@pytest.mark.parametrize(("label", "build", "read"), TRUTHLESS, ids=[t[0] for t in TRUTHLESS])
+def test_results_have_no_truth_value(label: str, build: Callable[[], object], read: str) -> None:
+    """`bool()` of a result raises a TypeError naming the attribute to read instead."""
+    value = build()
+    with pytest.raises(HookTypeError, match=re.escape(f"Read `{read}`")) as info:
+        bool(value)
+    assert isinstance(info.value, TypeError)
+    with pytest.raises(TypeError):
+        operator.not_(value)
+
+
+def test_if_decide_on_a_deny_raises_instead_of_taking_the_allow_branch() -> None:
+    """``if registry.decide(...):`` fails loudly rather than being true for a deny."""
+    registry = HookRegistry()
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult.deny("no"))
+    ctx = PreToolCallDecideContext(tool_name="bash", args={}, call_id="c1")
+    branch = "none"
+
+    def take_branch() -> None:
+        nonlocal branch
+        branch = "allow" if registry.decide(HookPoint.PRE_TOOL_CALL_DECIDE, ctx) else "deny"
+
+    with pytest.raises(TypeError, match="allowed"):
+        take_branch()
+    assert branch == "none"
+
+
+# --- results: fields checked when built -----------------------------------------------
+
+
+def test_a_decision_string_is_converted_to_the_decision() -> None:
+    """``HookResult(decision="deny")`` is a real deny, and ``decision="allow"`` a real allow."""
+    deny = HookResult(decision="deny", reason="no")  # type: ignore[arg-type]  # the value string, on purpose
+    allow = HookResult(decision="allow")  # type: ignore[arg-type]  # the value string, on purpose
+    assert deny.decision is Decision.DENY
+    assert not deny.allowed
+    assert allow.decision is Decision.ALLOW
+    assert allow.allowed
+    assert deny == HookResult.deny("no")
+
+
+def test_a_decision_string_denies_and_fires_permission_denied() -> None:
+    """A gate returning ``HookResult(decision="deny")`` is refused like any deny: `permission_denied` runs."""
+    registry = HookRegistry()
+    denied: list[str] = []
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult(decision="deny", reason="no"))  # type: ignore[arg-type]  # on purpose
+    registry.register(HookPoint.PERMISSION_DENIED, lambda ctx: denied.append(ctx.reason))
+    resolution = registry.resolve_tool_call(PreToolCallDecideContext(tool_name="bash", args={}, call_id="c1"))
+    assert not resolution.result.allowed
+    assert denied == ["no"]
+
+
+def test_a_str_subclass_is_a_str() -> None:
+    """A `str` subclass (a StrEnum member, say) is accepted wherever a result takes text."""
+    reason = Decision.DENY
+    message = HookPoint.STOP
+    assert HookResult.deny(reason).reason == "deny"
+    assert HookResult.allow(message).message == "stop"
+    assert HookResult(decision=Decision.DENY, decided_by=message).decided_by == "stop"
+
+
+BAD_RESULTS: list[tuple[str, Callable[[], object], type[Exception], str]] = [
+    ("deny-none", lambda: HookResult.deny(None), HookTypeError, r"reason=None: reason must be a str.*HookResult\.deny"),  # type: ignore[arg-type]
+    ("ask-bytes", lambda: HookResult.ask(b"why"), HookTypeError, "reason must be a str, not bytes"),  # type: ignore[arg-type]
+    ("allow-message", lambda: HookResult.allow(message=3), HookTypeError, "message must be a str"),  # type: ignore[arg-type]
+    ("allow-none", lambda: HookResult.allow(None), HookTypeError, "message=None: message must be a str"),  # type: ignore[arg-type]
+    ("decided-by", lambda: HookResult(decision=Decision.DENY, decided_by=3), HookTypeError, "decided_by"),  # type: ignore[arg-type]
+    ("decision-unknown", lambda: HookResult(decision="maybe"), HookValueError, "'allow', 'deny', 'ask'"),  # type: ignore[arg-type]
+    ("decision-bool", lambda: HookResult(decision=True), HookTypeError, "decision must be a Decision"),  # type: ignore[arg-type]
+    ("turn-kind", lambda: TurnAction(kind="stop"), HookValueError, "kind='stop'.*'continue', 'repeat', 'feedback'"),  # type: ignore[arg-type]
+    ("turn-kind-type", lambda: TurnAction(kind=None), HookTypeError, "kind must be a str"),  # type: ignore[arg-type]
+    ("turn-feedback-none", lambda: TurnAction.retry_with_feedback(None), HookTypeError, "no feedback"),  # type: ignore[arg-type]
+    ("turn-feedback-type", lambda: TurnAction.retry_with_feedback(1), HookTypeError, "feedback must be a str or None"),  # type: ignore[arg-type]
+    ("turn-decided-by", lambda: TurnAction(kind="repeat", decided_by=b"x"), HookTypeError, "decided_by"),  # type: ignore[arg-type]
+    ("invalid-kind", lambda: InvalidToolCallAction(kind="explode"), HookValueError, "kind='explode'"),  # type: ignore[arg-type]
+    ("invalid-retry", lambda: InvalidToolCallAction.retry(None), HookTypeError, "no feedback"),  # type: ignore[arg-type]
+    ("invalid-repair", lambda: InvalidToolCallAction.repair(None), HookTypeError, "no tool_name"),  # type: ignore[arg-type]
+    ("invalid-skip", lambda: InvalidToolCallAction.skip(None), HookTypeError, "reason must be a str"),  # type: ignore[arg-type]
+    ("invalid-fail", lambda: InvalidToolCallAction.fail(reason=0), HookTypeError, "reason must be a str"),  # type: ignore[arg-type]
+    ("invalid-fail-none", lambda: InvalidToolCallAction.fail(None), HookTypeError, "reason=None"),  # type: ignore[arg-type]
+    (
+        "resolution-result",
+        lambda: ToolCallResolution(args={}, result=True, rewritten=False),  # type: ignore[arg-type]
+        HookTypeError,
+        "result must be a HookResult",
+    ),
+    (
+        "resolution-args",
+        lambda: ToolCallResolution(args=None, result=HookResult.allow(), rewritten=False),  # type: ignore[arg-type]
+        HookTypeError,
+        "args must be a Mapping",
+    ),
+]
+
+
+@pytest.mark.parametrize(("label", "build", "error", "match"), BAD_RESULTS, ids=[b[0] for b in BAD_RESULTS])
+def test_a_result_of_the_wrong_type_is_refused_when_built(
+    label: str, build: Callable[[], object], error: type[Exception], match: str
+) -> None:
+    """A result field of the wrong type or value fails at construction, naming the field."""
+    with pytest.raises(error, match=match) as info:
+        build()
+    assert isinstance(info.value, TypeError if error is HookTypeError else ValueError)
+
+
+# --- RequestPatch: fields checked when built -------------------------------------------
+
+
+def test_a_bare_string_is_one_item_of_a_patch() -> None:
+    """``extra_context="text"`` and ``active_tools="bash"`` are one item each, never split into characters."""
+    patch = RequestPatch(extra_context="keep it short", active_tools="bash")  # type: ignore[arg-type]  # a bare str, on purpose
+    assert patch.extra_context == ("keep it short",)
+    assert patch.active_tools == frozenset({"bash"})
+
+
+def test_a_patch_converts_iterables_and_accepts_an_int_temperature() -> None:
+    """Lists become tuples, sets frozensets, a dict a read-only mapping; an int temperature is a number."""
+    params = {"seed": 1}
+    patch = RequestPatch(
+        extra_context=["a", "b"],  # type: ignore[arg-type]  # a list, converted
+        active_tools={"ls"},  # type: ignore[arg-type]  # a set, converted
+        additional_params=params,
+        temperature=1,
+        max_tokens=10,
+    )
+    params["seed"] = 2
+    assert patch.extra_context == ("a", "b")
+    assert patch.active_tools == frozenset({"ls"})
+    assert patch.additional_params == {"seed": 1}
+    with pytest.raises(TypeError):
+        operator.setitem(cast(Any, patch.additional_params), "seed", 3)
+    assert patch.temperature == 1
+
+
+BAD_PATCHES: list[tuple[str, dict[str, object], str]] = [
+    ("temperature-bool", {"temperature": True}, "temperature must be a float, not bool"),
+    ("temperature-str", {"temperature": "0.2"}, "temperature must be a float, not str"),
+    ("max-tokens-float", {"max_tokens": 1.5}, "max_tokens must be an int, not float"),
+    ("max-tokens-bool", {"max_tokens": False}, "max_tokens must be an int, not bool"),
+    ("preamble", {"preamble": 3}, "preamble must be a str"),
+    ("tool-choice", {"tool_choice": ["auto"]}, "tool_choice must be a str"),
+    ("params-pairs", {"additional_params": [("seed", 1)]}, "additional_params must be a Mapping"),
+    ("params-key", {"additional_params": {1: "x"}}, "a key of additional_params"),
+    ("extra-context-int", {"extra_context": 3}, "extra_context must be a str or an iterable of str"),
+    ("extra-context-item", {"extra_context": ["a", None]}, "an item of extra_context"),
+    ("active-tools-item", {"active_tools": frozenset({1})}, "an item of active_tools"),
+]
+
+
+@pytest.mark.parametrize(("label", "fields", "match"), BAD_PATCHES, ids=[b[0] for b in BAD_PATCHES])
+def test_a_patch_field_of_the_wrong_type_is_refused(label: str, fields: dict[str, object], match: str) -> None:
+    """Every RequestPatch field is type-checked at construction; the error names the field."""
+    with pytest.raises(HookTypeError, match=match):
+        RequestPatch(**fields)  # type: ignore[arg-type]  # wrong on purpose
+
+
+# --- contexts: fields checked when built ---------------------------------------------
+
+STRICT_TOOL_POINTS = [
+    p for p in HookPoint if p.is_tool_scoped and p not in {HookPoint.TOOL_CALL_DELTA, HookPoint.ON_INTERACTION}
+]
+
+
+@pytest.mark.parametrize("point", STRICT_TOOL_POINTS, ids=str)
+def test_a_context_refuses_a_tool_name_that_is_not_a_str(point: HookPoint) -> None:
+    """``tool_name=None`` (which would slip past every ``tools=`` filter) fails at construction."""
+    with pytest.raises(HookTypeError, match="tool_name=None: tool_name must be a str") as info:
+        make_context(point, tool_name=None)
+    assert isinstance(info.value, TypeError)
+    with pytest.raises(HookTypeError, match="tool_name must be a str, not bytes"):
+        make_context(point, tool_name=b"bash")
+
+
+@pytest.mark.parametrize("point", [HookPoint.TOOL_CALL_DELTA, HookPoint.ON_INTERACTION], ids=str)
+def test_an_optional_tool_name_takes_none_but_not_another_type(point: HookPoint) -> None:
+    """Where `tool_name` is ``str | None``, None is accepted and any other non-str is refused."""
+    ctx: Any = make_context(point, tool_name=None)
+    assert ctx.tool_name is None
+    with pytest.raises(HookTypeError, match="tool_name must be a str or None, not int"):
+        make_context(point, tool_name=3)
+
+
+def test_a_context_refuses_a_mapping_or_sequence_of_the_wrong_type() -> None:
+    """`args` must be a Mapping and a sequence field a sequence (a bare str is refused, not split)."""
+    with pytest.raises(HookTypeError, match="args=None: args must be a Mapping"):
+        PreToolCallDecideContext(tool_name="bash", args=None, call_id="c")  # type: ignore[arg-type]
+    with pytest.raises(HookTypeError, match=r"options must be a sequence, not str. .*\('yes',\)"):
+        OnInteractionContext(question="go?", options="yes", tool_name=None)
+    with pytest.raises(HookTypeError, match="available_tools must be a sequence, not int"):
+        make_context(HookPoint.INVALID_TOOL_CALL, available_tools=3)
+
+
+def test_a_session_context_takes_its_session_id_from_its_run() -> None:
+    """A session context's `session_id` is its run's: filled in when left out, refused when different."""
+    run = RunContext(session_id="s-1")
+    assert OnSessionStartContext(goal="g", run=run).session_id == "s-1"
+    assert OnSessionEndContext(outcome=RunOutcome("completed"), run=run).session_id == "s-1"
+    assert OnSessionStartContext(session_id="s-1", goal="g", run=run).run is run
+    with pytest.raises(HookValueError, match="session_id='other' for a run of session 's-1'"):
+        OnSessionStartContext(session_id="other", goal="g", run=run)
+    with pytest.raises(HookValueError, match="session_id"):
+        dataclasses.replace(OnSessionEndContext(outcome=RunOutcome("completed"), run=run), session_id="other")
+    with pytest.raises(HookTypeError, match="session_id must be a str"):
+        OnSessionStartContext(session_id=None, goal="g", run=run)  # type: ignore[arg-type]
+
+
+def test_a_session_context_without_a_run_gets_a_detached_run_of_its_session() -> None:
+    """Left out, `run` is a fresh detached run whose session is the context's (a new one per context)."""
+    first = OnSessionStartContext(session_id="s-9", goal="g")
+    second = OnSessionStartContext(session_id="s-9", goal="g")
+    assert first.run.session_id == "s-9"
+    assert first.run.run_id != second.run.run_id
+    assert first.run.scratchpad is not second.run.scratchpad
+    anonymous = OnSessionStartContext(goal="g")
+    assert anonymous.session_id == anonymous.run.session_id == anonymous.run.run_id
+
+
+@pytest.mark.parametrize("point", [HookPoint.ON_SESSION_START, HookPoint.ON_SESSION_END], ids=str)
+def test_make_context_gives_a_session_context_its_run_session(point: HookPoint) -> None:
+    """`make_context` with ``run=`` builds a session context of that run's session, without being told it."""
+    run = RunContext(session_id="s-2")
+    ctx: Any = make_context(point, run=run)
+    assert ctx.session_id == "s-2"
+    assert ctx.run is run
+
+
+# --- the read-only mapping -----------------------------------------------------------
+
+
+def _read_only() -> Any:
+    return PreToolCallDecideContext(tool_name="bash", args={"a": 1, "b": 2}, call_id="c").args
+
+
+WRITES: list[tuple[str, Callable[[Any], object]]] = [
+    ("setitem", lambda m: operator.setitem(m, "a", 9)),
+    ("delitem", lambda m: operator.delitem(m, "a")),
+    ("clear", lambda m: m.clear()),
+    ("pop", lambda m: m.pop("a")),
+    ("popitem", lambda m: m.popitem()),
+    ("setdefault", lambda m: m.setdefault("c", 3)),
+    ("update", lambda m: m.update(c=3)),
+    ("ior", lambda m: m.__ior__({"c": 3})),
+]
+
+
+@pytest.mark.parametrize(("label", "write"), WRITES, ids=[w[0] for w in WRITES])
+def test_every_write_to_a_read_only_mapping_raises_type_error(label: str, write: Callable[[Any], object]) -> None:
+    """Each way of changing a dict raises `TypeError` on hookreg's mapping, and leaves it unchanged."""
+    mapping = _read_only()
+    with pytest.raises(TypeError, match=r"does not support item assignment.*read-only"):
+        write(mapping)
+    assert mapping == {"a": 1, "b": 2}
+
+
+def test_a_read_only_mapping_reads_as_a_dict_and_copies_into_plain_dicts() -> None:
+    """It serialises as JSON, and ``dict(m)``, ``m | other`` and ``m.copy()`` give mutable plain dicts."""
+    mapping = _read_only()
+    assert json.loads(json.dumps(mapping)) == {"a": 1, "b": 2}
+    for mutable in (dict(mapping), mapping | {"c": 3}, mapping.copy()):
+        mutable["a"] = 0
+        assert type(mutable) is dict
+    assert mapping["a"] == 1
+
+
+def test_a_read_only_mapping_is_shared_not_copied_again() -> None:
+    """Passing one context's `args` to the next shares the read-only mapping; a dict is copied."""
+    args = {"path": "/tmp"}
+    gate = PreToolCallDecideContext(tool_name="bash", args=args, call_id="c")
+    args["path"] = "/"
+    assert gate.args == {"path": "/tmp"}
+    post = make_context(HookPoint.POST_TOOL_CALL, args=gate.args, metadata=gate.args)
+    assert post.args is gate.args
+    assert post.metadata is gate.args
+    assert copy.copy(gate.args) is gate.args
+
+
+# --- pickling and copying ------------------------------------------------------------
+
+COPIES: list[tuple[str, Callable[[Any], Any]]] = [
+    *((f"pickle-{protocol}", lambda v, p=protocol: pickle.loads(pickle.dumps(v, p))) for protocol in range(2, 6)),
+    ("copy", copy.copy),
+    ("deepcopy", copy.deepcopy),
+]
+
+
+def _comparable(value: object) -> object:
+    """A value's compared fields, with exceptions (equal only to themselves) reduced to type and args."""
+    if isinstance(value, BaseException):
+        return (type(value), value.args)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _comparable(getattr(value, f.name)) for f in dataclasses.fields(value) if f.compare}
+    return value
+
+
+def _mapping_fields(ctx: object) -> list[str]:
+    return [f.name for f in dataclasses.fields(ctx) if isinstance(getattr(ctx, f.name), Mapping)]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("how", "duplicate"), COPIES, ids=[c[0] for c in COPIES])
+@pytest.mark.parametrize("point", list(HookPoint), ids=str)
+def test_every_context_survives_pickling_and_copying(
+    point: HookPoint, how: str, duplicate: Callable[[Any], Any]
+) -> None:
+    """A context pickles and copies to an equal one that is still frozen and read-only."""
+    run = RunContext(agent_name="agent")
+    run.scratchpad.insert(Calls(2))
+    ctx: Any = make_context(point, run=run)
+    again = duplicate(ctx)
+    assert type(again) is type(ctx)
+    assert _comparable(again) == _comparable(ctx)
+    assert again.run.scratchpad.get(Calls) == 2
+    for name in _mapping_fields(again):
+        with pytest.raises(TypeError):
+            operator.setitem(getattr(again, name), "k", "v")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(again, dataclasses.fields(again)[0].name, None)
+
+
+@pytest.mark.parametrize("point", list(HookPoint), ids=str)
+def test_every_context_is_a_real_dataclass(point: HookPoint) -> None:
+    """`dataclasses.fields`, `replace` and `asdict` work on every context."""
+    ctx: Any = make_context(point)
+    names = [f.name for f in dataclasses.fields(ctx)]
+    assert names[-1] == "run"
+    other = RunContext(session_id=ctx.run.session_id)
+    assert dataclasses.replace(ctx, run=other).run is other
+    as_dict = dataclasses.asdict(ctx)
+    assert set(as_dict) == set(names)
+    assert as_dict["run"]["run_id"] == ctx.run.run_id
+
+
+VALUES: list[tuple[str, Callable[[], object]]] = [
+    ("allow-message", lambda: HookResult.allow("ok")),
+    ("deny", lambda: dataclasses.replace(HookResult.deny("no"), decided_by="gate")),
+    ("ask", lambda: HookResult.ask("sure?")),
+    ("turn-feedback", lambda: TurnAction.retry_with_feedback("again")),
+    ("turn-continue", TurnAction.continue_run),
+    ("invalid-repair", lambda: InvalidToolCallAction.repair("ls")),
+    ("invalid-fail", InvalidToolCallAction.fail),
+    ("resolution", lambda: _resolution(HookResult.deny("no"))),
+    ("patch", lambda: RequestPatch(extra_context=("x",), additional_params={"seed": 1}, temperature=0.5)),
+    ("message", lambda: Message("tool", "done", name="ls", tool_call_id="c1")),
+    ("tool-call", lambda: ToolCallRequest("c1", "ls", {"path": "/"})),
+    ("outcome", lambda: RunOutcome("stopped", reason="why", turns=3)),
+]
+
+
+@pytest.mark.parametrize(("how", "duplicate"), COPIES, ids=[c[0] for c in COPIES])
+@pytest.mark.parametrize(("label", "build"), VALUES, ids=[v[0] for v in VALUES])
+def test_results_and_values_survive_pickling_and_copying(
+    label: str, build: Callable[[], object], how: str, duplicate: Callable[[Any], Any]
+) -> None:
+    """Results, patches, messages, tool calls and outcomes round-trip to equal values."""
+    value = build()
+    again = duplicate(value)
+    assert again == value
+    assert getattr(again, "decided_by", None) == getattr(value, "decided_by", None)
+
+
+@pytest.mark.parametrize(("how", "duplicate"), COPIES, ids=[c[0] for c in COPIES])
+def test_a_copied_plain_allow_is_still_an_allow(how: str, duplicate: Callable[[Any], Any]) -> None:
+    """The shared ``HookResult.allow()``, copied or unpickled, still allows (in dispatch too)."""
+    allow = duplicate(HookResult.allow())
+    assert allow.decision is Decision.ALLOW
+    assert allow.allowed
+    assert allow == HookResult.allow()
+    registry = HookRegistry()
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: allow)
+    result = registry.decide(HookPoint.PRE_TOOL_CALL_DECIDE, make_context(HookPoint.PRE_TOOL_CALL_DECIDE))
+    assert result.allowed
+
+
+@pytest.mark.parametrize(("how", "duplicate"), COPIES, ids=[c[0] for c in COPIES])
+def test_a_run_context_survives_pickling_and_copying_with_its_scratchpad(
+    how: str, duplicate: Callable[[Any], Any]
+) -> None:
+    """A RunContext keeps its ids and its scratchpad's contents; the copy's scratchpad is its own."""
+    run = RunContext(session_id="s", turn=2, depth=1, agent_name="a", is_streaming=True)
+    run.scratchpad.insert(Calls(1))
+    again = duplicate(run)
+    assert again == run
+    assert again.scratchpad.get(Calls) == 1
+    if how != "copy":  # a shallow copy of a RunContext shares its scratchpad, as any field
+        assert again.scratchpad is not run.scratchpad
+        again.scratchpad.insert(Calls(5))
+        assert run.scratchpad.get(Calls) == 1
+
+
+@pytest.mark.parametrize(("how", "duplicate"), COPIES, ids=[c[0] for c in COPIES])
+def test_a_scratchpad_copies_its_contents_and_gets_a_fresh_lock(how: str, duplicate: Callable[[Any], Any]) -> None:
+    """A copied Scratchpad holds the same entries, changes apart from the original, and has its own lock."""
+    pad = Scratchpad()
+    pad.insert(Calls(1))
+    again = duplicate(pad)
+    assert again.get(Calls) == 1
+    assert again.update(Calls, lambda n: Calls(n + 1)) == 2
+    assert pad.get(Calls) == 1
+    assert again._lock is not pad._lock  # the lock is what must not be shared
+
+
+# --- contexts bound to a run ---------------------------------------------------------
+
+
+def test_run_context_builds_a_context_bound_to_the_run() -> None:
+    """``run.context(Class, ...)`` and ``run.context(HookPoint.X, ...)`` build the point's context with ``run=run``."""
+    run = RunContext(session_id="s")
+    by_class = run.context(PreToolCallDecideContext, tool_name="bash", args={"a": 1}, call_id="c")
+    # A HookPoint is accepted at runtime; type checkers want the class (or ``point.context``).
+    by_point: Any = run.context(HookPoint.PRE_TOOL_CALL_DECIDE, tool_name="bash", args={"a": 1}, call_id="c")  # type: ignore[arg-type]
+    assert by_class == by_point == PreToolCallDecideContext(tool_name="bash", args={"a": 1}, call_id="c", run=run)
+    assert by_class.run is run
+    assert by_point.run is run
+    start = run.context(OnSessionStartContext, goal="g")
+    assert start.session_id == "s"
+    assert start.run is run
+
+
+@pytest.mark.parametrize("point", list(HookPoint), ids=str)
+def test_run_context_builds_every_point_context(point: HookPoint) -> None:
+    """Every point's context can be built through its run, from the point or the class."""
+    fields = {f.name: getattr(make_context(point), f.name) for f in dataclasses.fields(point.context)}
+    del fields["run"]
+    fields.pop("session_id", None)
+    run = RunContext()
+    assert run.context(point, **fields).run is run  # type: ignore[arg-type]  # a HookPoint, accepted at runtime
+    assert type(run.context(point.context, **fields)) is point.context
+
+
+def test_run_context_refuses_a_second_run_and_what_is_not_a_context() -> None:
+    """Passing ``run=`` again, or something other than a context class or a HookPoint, is a HookTypeError."""
+    run = RunContext()
+    with pytest.raises(HookTypeError, match="binds the run itself"):
+        run.context(PreToolCallDecideContext, tool_name="bash", args={}, call_id="c", run=RunContext())
+    for wrong in ("pre_tool_call_decide", dict, RunContext, Message, None):
+        with pytest.raises(HookTypeError, match="neither a context class nor a HookPoint"):
+            run.context(wrong)  # type: ignore[arg-type]  # wrong on purpose
+
+
+def test_contexts_built_through_the_run_share_per_run_state() -> None:
+    """A "two calls per run" gate counts across every context a run builds, and not across runs."""
+    registry = HookRegistry()
+
+    @registry.pre_tool_call_decide
+    def two_per_run(ctx: PreToolCallDecideContext) -> HookResult:
+        calls = ctx.run.scratchpad.update(Calls, lambda n: Calls(n + 1))
+        return HookResult.allow() if calls <= 2 else HookResult.deny("two calls per run")
+
+    def run_four_calls(run: RunContext) -> list[bool]:
+        return [
+            registry.decide(
+                HookPoint.PRE_TOOL_CALL_DECIDE,
+                run.context(PreToolCallDecideContext, tool_name="ls", args={}, call_id=f"c{i}"),
+            ).allowed
+            for i in range(4)
+        ]
+
+    assert run_four_calls(RunContext()) == [True, True, False, False]
+    assert run_four_calls(RunContext()) == [True, True, False, False]
+
+
+def test_contexts_built_in_a_chain_keep_the_caller_run() -> None:
+    """A transform's rewritten context and the `permission_denied` context carry the caller's run object."""
+    registry = HookRegistry()
+    seen: list[RunContext] = []
+    registry.register(HookPoint.TRANSFORM_TOOL_INPUT, lambda ctx: {"path": "/safe"})
+
+    @registry.pre_tool_call_decide
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        seen.append(ctx.run)
+        return HookResult.deny("no")
+
+    @registry.permission_denied
+    def denied(ctx: PermissionDeniedContext) -> None:
+        seen.append(ctx.run)
+
+    run = RunContext()
+    resolution = registry.resolve_tool_call(run.context(PreToolCallDecideContext, tool_name="ls", args={}, call_id="c"))
+    assert resolution.args == {"path": "/safe"}
+    assert seen == [run, run]
+    assert all(r is run for r in seen)
