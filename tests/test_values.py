@@ -209,6 +209,9 @@ BAD_PATCHES: list[tuple[str, dict[str, object], str]] = [
     ("extra-context-int", {"extra_context": 3}, "extra_context must be a str or an iterable of str"),
     ("extra-context-item", {"extra_context": ["a", None]}, "an item of extra_context"),
     ("active-tools-item", {"active_tools": frozenset({1})}, "an item of active_tools"),
+    ("messages-str", {"messages": "hello"}, "messages must be an iterable of Message"),
+    ("messages-one", {"messages": Message("user", "hi")}, "messages must be an iterable of Message"),
+    ("messages-item", {"messages": [Message("user", "hi"), {"role": "user"}]}, "an item of messages"),
 ]
 
 
