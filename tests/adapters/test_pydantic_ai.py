@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from pydantic_ai import Agent, models
+from pydantic_ai import Agent, ModelRetry, models
+from pydantic_ai.messages import (
+    FinishReason as FinishReasonLiteral,
+)
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    ModelResponsePart,
     RetryPromptPart,
     TextPart,
     ToolCallPart,
@@ -55,7 +61,18 @@ from hookreg import (
     TurnAction,
 )
 from hookreg.adapters.pydantic_ai import HookregCapability, hookreg_capability
-from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario
+from hookreg.testing.conformance import (
+    SCENARIOS,
+    TOOL_NAME,
+    AgentRun,
+    Answer,
+    RecordingTool,
+    ReportedError,
+    RunReport,
+    RunScenario,
+    Scenario,
+    run_contract_cases,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -180,14 +197,14 @@ def test_session_and_turn_points() -> None:
 
 
 def test_failed_run_ends_session_failed() -> None:
-    """A run that raises fires on_session_end with a failed outcome naming the exception type."""
+    """A run that raises fires on_session_end with a failed outcome describing the exception."""
     registry = HookRegistry()
     ends: list[OnSessionEndContext] = []
     registry.on_session_end(ends.append)
     with pytest.raises(RuntimeError, match="echo failed"):
         drive(registry, RecordingTool(), {"text": "fail"})
     assert [e.outcome.status for e in ends] == ["failed"]
-    assert ends[0].outcome.reason == "RuntimeError"
+    assert ends[0].outcome.reason == "RuntimeError: echo failed"
 
 
 def test_each_run_gets_its_own_run_context() -> None:
@@ -470,7 +487,7 @@ def test_unknown_tool_is_repaired() -> None:
     assert tool.calls == [{"text": "hi"}]
     assert seen == ["hi"]
     assert [(c.tool_name, c.available_tools, c.error) for c in invalid] == [
-        ("ekko", (TOOL_NAME,), "unknown tool 'ekko'")
+        ("ekko", (TOOL_NAME,), "unknown tool 'ekko'; the tools offered are: echo")
     ]
 
 
@@ -571,3 +588,138 @@ def test_a_deny_without_a_reason_never_runs_the_tool() -> None:
     seen = drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model
     assert tool.calls == []
     assert "careless" in seen
+
+
+# --- the run contract -----------------------------------------------------------------
+
+
+class KitModel(FunctionModel):
+    """A FunctionModel playing the kit's answers, reporting finish reasons, response ids and a model name."""
+
+    def __init__(self, answers: tuple[Answer, ...]) -> None:
+        self.answers = answers
+        super().__init__(self._respond, stream_function=self._stream, model_name="kit-model")
+
+    def _answer(self, messages: list[ModelMessage]) -> Answer:
+        return self.answers[sum(isinstance(m, ModelResponse) for m in messages)]
+
+    @staticmethod
+    def _finish(answer: Answer) -> tuple[FinishReasonLiteral, str]:
+        if answer.truncated:
+            return "length", "max_tokens"
+        return ("tool_call", "tool_use") if answer.calls else ("stop", "end_turn")
+
+    async def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        answer = self._answer(messages)
+        if answer.hang:
+            await asyncio.Event().wait()
+        if answer.error is not None:
+            raise answer.error
+        parts: list[ModelResponsePart] = [TextPart(answer.text)] if answer.text else []
+        parts += [
+            ToolCallPart(c.tool_name, c.args if isinstance(c.args, str) else dict(c.args), tool_call_id=c.call_id)
+            for c in answer.calls
+        ]
+        finish, raw = self._finish(answer)
+        n = sum(isinstance(m, ModelResponse) for m in messages)
+        return ModelResponse(
+            parts=parts,
+            finish_reason=finish,
+            provider_details={"finish_reason": raw},
+            provider_response_id=f"resp-{n + 1}",
+        )
+
+    async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        answer = self._answer(messages)
+        if answer.hang:
+            await asyncio.Event().wait()
+        if answer.error is not None:
+            raise answer.error
+        if answer.calls:
+            for index, c in enumerate(answer.calls):
+                args = c.args if isinstance(c.args, str) else json.dumps(dict(c.args))
+                yield {index: DeltaToolCall(name=c.tool_name, json_args=args, tool_call_id=c.call_id)}
+        else:
+            yield answer.text
+
+    @asynccontextmanager
+    async def request_stream(self, messages, model_settings, model_request_parameters, run_context=None):  # type: ignore[no-untyped-def]
+        answer = self._answer(messages)
+        async with super().request_stream(messages, model_settings, model_request_parameters, run_context) as stream:
+            finish, raw = self._finish(answer)
+            stream.finish_reason = finish
+            stream.provider_details = {"finish_reason": raw}
+            stream.provider_response_id = f"resp-{sum(isinstance(m, ModelResponse) for m in messages) + 1}"
+            yield stream
+
+
+def _read(messages: list[ModelMessage]) -> dict[str, str]:
+    """Call id → the text the model read for that call, from a run's message history."""
+    read: dict[str, str] = {}
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, ToolReturnPart):
+                read[part.tool_call_id] = part.model_response_str()
+            elif isinstance(part, RetryPromptPart) and part.tool_name is not None:
+                read[part.tool_call_id] = part.model_response()
+    return read
+
+
+class PydanticAIWiring:
+    """One agent with the adapter's capability, reused by every run."""
+
+    def __init__(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> None:
+        self.agent: Agent[None, str] = Agent(
+            KitModel((Answer(text="unused"),)), capabilities=[hookreg_capability(registry)], name="kit", retries=3
+        )
+        for name in tools:
+            self.agent.tool_plain(name=name)(_kit_tool(tools, name))
+
+    async def run(self, answers: tuple[Answer, ...], *, prompt: str, streamed: bool) -> RunReport:
+        model = KitModel(answers)
+        if streamed:
+            async with self.agent.run_stream(prompt, model=model) as result:
+                output = await result.get_output()
+                messages = result.all_messages()
+        else:
+            done = await self.agent.run(prompt, model=model)
+            output, messages = done.output, done.all_messages()
+        return RunReport(tool_messages=_read(messages), output=output)
+
+
+def _kit_tool(tools: Mapping[str, Callable[..., str]], name: str) -> Callable[..., str]:
+    def tool(text: str, prefix: str = "", suffix: str = "") -> str:
+        """Echo text between a prefix and a suffix."""
+        try:
+            return tools[name](text=text, prefix=prefix, suffix=suffix)
+        except ReportedError as exc:
+            raise ModelRetry(str(exc)) from exc
+
+    tool.__name__ = name
+    return tool
+
+
+class PydanticAIFramework:
+    """pydantic-ai for the run-contract kit."""
+
+    name = "pydantic-ai"
+    streams = True
+    stop_raises = True
+    limits: Mapping[str, str] = {}
+
+    def wire(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> PydanticAIWiring:
+        return PydanticAIWiring(registry, tools)
+
+
+FRAMEWORK = PydanticAIFramework()
+
+
+@pytest.mark.parametrize(
+    ("scenario", "streamed"),
+    run_contract_cases(FRAMEWORK),
+    ids=lambda v: v.name if isinstance(v, RunScenario) else ("streamed" if v else "blocking"),
+)
+def test_run_contract(scenario: RunScenario, streamed: bool) -> None:
+    """The pydantic-ai adapter honours every row of the run contract, blocking and streamed."""
+    with models.override_allow_model_requests(False):
+        scenario.check(FRAMEWORK, streamed=streamed)
