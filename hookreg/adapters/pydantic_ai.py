@@ -171,6 +171,7 @@ class _Scope:
     gated: dict[str, GateResult] = dataclasses.field(default_factory=dict)
     rewrites: dict[str, GateResult] = dataclasses.field(default_factory=dict)
     stopped: RunOutcome | None = None
+    history: list[ModelMessage] = dataclasses.field(default_factory=list)
     aggregated: dict[int, str] = dataclasses.field(default_factory=dict)
     deltas: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
 
@@ -279,7 +280,7 @@ class HookregCapability(AbstractCapability[Any]):
             result = await handler()
         except BaseException as error:
             if isinstance(error, StopRun):
-                _close_dangling(ctx.messages)
+                _close_dangling(scope.history)
             with anyio.CancelScope(shield=True):  # a cancelled run still reports its end
                 if scope.stopped is not None and isinstance(error, StopRun):
                     await adrive(registry, scope.state.end(scope.stopped, error))
@@ -294,6 +295,7 @@ class HookregCapability(AbstractCapability[Any]):
     ) -> ModelRequestContext:
         """Start the turn (``pre_turn``), then apply the ``pre_model_call`` patch and the ``model_select`` pick."""
         scope, registry = self._scope, self.registry
+        scope.history = ctx.messages  # the run's live history (wrap_run's context holds none yet)
         _rewrite_unknown(ctx.messages, scope.rewrites)
         stopped = await adrive(registry, scope.state.turn())
         if stopped is not None:

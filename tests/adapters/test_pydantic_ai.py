@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from pydantic_ai import Agent, ModelRetry, models
+from pydantic_ai import Agent, ModelRetry, ToolFailed, UnexpectedModelBehavior, capture_run_messages, models
 from pydantic_ai.messages import (
     FinishReason as FinishReasonLiteral,
 )
@@ -37,6 +37,7 @@ from pydantic_ai.models.function import (
 )
 
 from hookreg import (
+    FinishReason,
     HookPoint,
     HookRegistry,
     HookResult,
@@ -49,6 +50,9 @@ from hookreg import (
     OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
+    OnToolErrorContext,
+    PostToolCallContext,
+    PostToolCallFailureContext,
     PostTurnContext,
     PreModelCallContext,
     PreToolCallDecideContext,
@@ -57,15 +61,19 @@ from hookreg import (
     StopContext,
     StopRun,
     ToolCallDeltaContext,
+    ToolErrorKind,
     TransformToolResultContext,
     TurnAction,
 )
+from hookreg._lifecycle import STOPPED_NOTICE
 from hookreg.adapters.pydantic_ai import HookregCapability, hookreg_capability
 from hookreg.testing.conformance import (
+    OTHER_TOOL,
     SCENARIOS,
     TOOL_NAME,
     AgentRun,
     Answer,
+    Call,
     RecordingTool,
     ReportedError,
     RunReport,
@@ -712,6 +720,7 @@ class PydanticAIFramework:
 
 
 FRAMEWORK = PydanticAIFramework()
+DONE = Answer(text="done")
 
 
 @pytest.mark.parametrize(
@@ -723,3 +732,336 @@ def test_run_contract(scenario: RunScenario, streamed: bool) -> None:
     """The pydantic-ai adapter honours every row of the run contract, blocking and streamed."""
     with models.override_allow_model_requests(False):
         scenario.check(FRAMEWORK, streamed=streamed)
+
+
+# --- the issue-12 defects, each pinned ------------------------------------------------------
+
+
+def kit_wiring(registry: HookRegistry, echo_body: Callable[..., str] | None = None) -> PydanticAIWiring:
+    """The kit's agent (tools echo and other) over `registry`; echo runs `echo_body` when given."""
+    tools: dict[str, Callable[..., str]] = {TOOL_NAME: echo_body or RecordingTool(), OTHER_TOOL: RecordingTool()}
+    return PydanticAIWiring(registry, tools)
+
+
+def echo_call(args: Mapping[str, object] | str = "", call_id: str = "call-1") -> Answer:
+    """One answer calling echo with `args` (default ``{"text": "hi"}``)."""
+    return Answer(calls=(Call(args or {"text": "hi"}, call_id=call_id),))
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+@pytest.mark.parametrize("where", ["gate", "interaction"])
+def test_a_deny_with_an_empty_reason_never_runs_the_tool(where: str, streamed: bool) -> None:
+    """A gate's deny("") and an on_interaction answer deny("") both refuse the call: only .allowed decides."""
+    registry, tool = HookRegistry(), RecordingTool()
+    denied: list[object] = []
+    registry.permission_denied(denied.append)
+    if where == "gate":
+        registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult.deny(""), name="silent")
+    else:
+        registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
+        registry.register(HookPoint.ON_INTERACTION, lambda ctx: HookResult.deny(""), name="silent")
+    report = asyncio.run(kit_wiring(registry, tool).run((echo_call(), DONE), prompt="go", streamed=streamed))
+    assert tool.calls == []
+    assert len(denied) == 1
+    assert "silent" in report.tool_messages["call-1"]
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+@pytest.mark.parametrize("signal", [ModelRetry, ToolFailed])
+def test_model_retry_and_tool_failed_are_failures(signal: type[Exception], streamed: bool) -> None:
+    """A tool's ModelRetry or ToolFailed fires post_tool_call_failure then on_tool_error, whose text the model reads."""
+    registry = HookRegistry()
+    fired: list[str] = []
+    errors: list[BaseException] = []
+    registry.post_tool_call(lambda ctx: fired.append("post_tool_call"))
+    registry.transform_tool_result(lambda ctx: fired.append("transform_tool_result"))
+    registry.post_tool_call_failure(lambda ctx: fired.append("post_tool_call_failure"))
+
+    @registry.on_tool_error
+    def explain(ctx: OnToolErrorContext) -> str:
+        fired.append("on_tool_error")
+        errors.append(ctx.error)
+        return f"hook says: {ctx.message} / try other text"
+
+    def refuse(**kwargs: object) -> str:
+        raise signal("echo needs other text")
+
+    report = asyncio.run(kit_wiring(registry, refuse).run((echo_call(), DONE), prompt="go", streamed=streamed))
+    assert fired == ["post_tool_call_failure", "on_tool_error"]
+    assert isinstance(errors[0], signal)
+    assert str(errors[0]) == "echo needs other text"
+    read = report.tool_messages["call-1"]
+    assert "hook says: echo needs other text / try other text" in read
+
+
+def test_model_retry_without_on_tool_error_keeps_pydantic_ais_text() -> None:
+    """Without on_tool_error hooks a ModelRetry still fires post_tool_call_failure; the model reads its own text."""
+    registry = HookRegistry()
+    failures: list[PostToolCallFailureContext] = []
+    registry.post_tool_call_failure(failures.append)
+
+    def refuse(**kwargs: object) -> str:
+        raise ModelRetry("echo needs other text")
+
+    report = asyncio.run(kit_wiring(registry, refuse).run((echo_call(), DONE), prompt="go", streamed=False))
+    assert [f.call_id for f in failures] == ["call-1"]
+    assert "echo needs other text" in report.tool_messages["call-1"]
+
+
+def test_a_spent_retry_budget_is_reported_and_still_ends_the_run() -> None:
+    """A tool that keeps raising ModelRetry past its budget fires its failures, and pydantic-ai still ends the run."""
+    registry = HookRegistry()
+    failures: list[PostToolCallFailureContext] = []
+    ends: list[OnSessionEndContext] = []
+    registry.post_tool_call_failure(failures.append)
+    registry.on_session_end(ends.append)
+    registry.on_tool_error(lambda ctx: "swallowed?")
+
+    def refuse(**kwargs: object) -> str:
+        raise ModelRetry("again")
+
+    answers = (*(echo_call(call_id=f"call-{n}") for n in range(6)), DONE)
+    with pytest.raises(UnexpectedModelBehavior, match="exceeded max retries"):
+        asyncio.run(kit_wiring(registry, refuse).run(answers, prompt="go", streamed=False))
+    assert len(failures) == 4  # three retries allowed (retries=3), the fourth spends the budget
+    assert [e.outcome.status for e in ends] == ["failed"]
+
+
+async def _hanging_run(registry: HookRegistry, streamed: bool) -> None:
+    wiring = kit_wiring(registry)
+    await wiring.run((Answer(hang=True),), prompt="go", streamed=streamed)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_a_cancelled_run_ends_cancelled_once(streamed: bool) -> None:
+    """Cancelling a run's task ends its session cancelled, exactly once, even with an async observer that awaits."""
+    registry = HookRegistry()
+    ends: list[OnSessionEndContext] = []
+    started = asyncio.Event()
+    registry.on_session_start(lambda ctx: started.set())
+
+    @registry.on_session_end
+    async def record(ctx: OnSessionEndContext) -> None:
+        await asyncio.sleep(0)
+        ends.append(ctx)
+
+    async def main() -> None:
+        task = asyncio.ensure_future(_hanging_run(registry, streamed))
+        await started.wait()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("cancelled", "CancelledError")]
+
+
+def test_leaving_an_iter_loop_early_ends_cancelled_once() -> None:
+    """Breaking out of agent.iter after the first node ends the session cancelled, exactly once."""
+    registry = HookRegistry()
+    ends: list[OnSessionEndContext] = []
+    registry.on_session_end(ends.append)
+    wiring = kit_wiring(registry)
+
+    async def main() -> None:
+        async with wiring.agent.iter("go", model=KitModel((echo_call(), DONE))) as run:
+            async for _node in run:
+                break
+
+    asyncio.run(main())
+    assert [e.outcome.status for e in ends] == ["cancelled"]
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_a_model_error_ends_failed_and_a_stop_ends_stopped(streamed: bool) -> None:
+    """A model error ends the session failed; a StopRun reaches the caller as the same object and ends it stopped."""
+    registry = HookRegistry()
+    ends: list[OnSessionEndContext] = []
+    registry.on_session_end(ends.append)
+    with pytest.raises(RuntimeError, match="model is down"):
+        asyncio.run(
+            kit_wiring(registry).run((Answer(error=RuntimeError("model is down")),), prompt="go", streamed=streamed)
+        )
+    stop = StopRun("enough")
+
+    @registry.post_tool_call
+    def halt(ctx: PostToolCallContext) -> None:
+        raise stop
+
+    with pytest.raises(StopRun) as raised:
+        asyncio.run(kit_wiring(registry).run((echo_call(), DONE), prompt="go", streamed=streamed))
+    assert raised.value is stop
+    assert [(e.outcome.status, e.outcome.reason) for e in ends] == [
+        ("failed", "RuntimeError: model is down"),
+        ("stopped", "enough"),
+    ]
+
+
+@pytest.mark.parametrize("point", [HookPoint.USER_PROMPT_SUBMIT, HookPoint.PRE_TURN])
+def test_a_run_level_ask_notifies_then_asks(point: HookPoint) -> None:
+    """An ask at user_prompt_submit or pre_turn fires notification, then on_interaction; approval lets the run go on."""
+    registry = HookRegistry()
+    order: list[str] = []
+    registry.register(point, lambda ctx: HookResult.ask("start?"), name="asker")
+    registry.notification(lambda ctx: order.append(f"notification: {ctx.message}"))
+
+    @registry.on_interaction
+    def approve(ctx: OnInteractionContext) -> HookResult:
+        order.append(f"on_interaction: {ctx.question}")
+        return HookResult.allow()
+
+    report = asyncio.run(kit_wiring(registry).run((Answer(text="done"),), prompt="go", streamed=False))
+    assert report.output == "done"
+    assert order[:2] == ["notification: approval needed: start?", "on_interaction: start?"]
+
+
+def test_an_unanswered_run_level_ask_stops_the_run() -> None:
+    """A pre_turn ask nobody approves raises StopRun before the model is called; the session ends stopped."""
+    registry = HookRegistry()
+    ends: list[OnSessionEndContext] = []
+    registry.on_session_end(ends.append)
+    registry.pre_turn(lambda ctx: HookResult.ask("start?"))
+    with pytest.raises(StopRun):
+        asyncio.run(kit_wiring(registry).run((Answer(hang=True),), prompt="go", streamed=False))
+    assert [e.outcome.status for e in ends] == ["stopped"]
+
+
+def test_a_tool_ask_notifies_before_on_interaction() -> None:
+    """A gate's ask fires notification naming the tool before on_interaction is asked."""
+    registry, tool = HookRegistry(), RecordingTool()
+    order: list[str] = []
+    registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
+    registry.notification(lambda ctx: order.append("notification"))
+
+    @registry.on_interaction
+    def approve(ctx: OnInteractionContext) -> HookResult:
+        order.append(f"on_interaction({ctx.tool_name})")
+        return HookResult.allow()
+
+    asyncio.run(kit_wiring(registry, tool).run((echo_call(), DONE), prompt="go", streamed=False))
+    assert order == ["notification", "on_interaction(echo)"]
+    assert tool.calls == [{"text": "hi"}]
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+@pytest.mark.parametrize(
+    ("args", "offered", "raw"),
+    [
+        ('["hi"]', None, ["hi"]),
+        ('{"text": "hi', None, '{"text": "hi'),
+        ({"prefix": "no text"}, None, {"prefix": "no text"}),
+        ({"text": "hi"}, frozenset({OTHER_TOOL}), {"text": "hi"}),
+    ],
+    ids=["not-an-object", "malformed-json", "fails-the-schema", "not-offered"],
+)
+def test_invalid_calls_reach_invalid_tool_call_and_never_run(
+    args: Mapping[str, object] | str, offered: frozenset[str] | None, raw: object, streamed: bool
+) -> None:
+    """Arguments that are no object or no JSON, fail the schema, or name a tool not offered reach invalid_tool_call."""
+    registry, tool = HookRegistry(), RecordingTool()
+    invalid: list[InvalidToolCallContext] = []
+    kinds: list[ToolErrorKind] = []
+    registry.invalid_tool_call(invalid.append)  # returns None: the default, fail
+    registry.on_tool_error(lambda ctx: kinds.append(ctx.kind))
+    if offered is not None:
+        registry.pre_model_call(lambda ctx: RequestPatch(active_tools=offered))
+    report = asyncio.run(kit_wiring(registry, tool).run((echo_call(args), DONE), prompt="go", streamed=streamed))
+    assert tool.calls == []
+    assert len(invalid) == 1
+    assert invalid[0].raw_args == raw
+    assert invalid[0].args == (raw if isinstance(raw, Mapping) else {})
+    assert kinds == [ToolErrorKind.NOT_FOUND if offered else ToolErrorKind.INVALID_ARGS]
+    assert "Error: " in report.tool_messages["call-1"]
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_finished_turns_carry_mapped_reasons_ids_and_model(streamed: bool) -> None:
+    """model_turn_finished maps the finish reason, keeps the provider's spelling, and fills message_id and model."""
+    registry = HookRegistry()
+    finished: list[ModelTurnFinishedContext] = []
+
+    @registry.model_turn_finished
+    def judge(ctx: ModelTurnFinishedContext) -> TurnAction:
+        finished.append(ctx)
+        return TurnAction.continue_run()
+
+    asyncio.run(kit_wiring(registry).run((echo_call(), DONE), prompt="go", streamed=streamed))
+    assert [(c.finish_reason, c.raw_finish_reason) for c in finished] == [
+        (FinishReason.TOOL_CALLS, "tool_use"),
+        (FinishReason.STOP, "end_turn"),
+    ]
+    assert [c.message_id for c in finished] == ["resp-1", "resp-2"]
+    assert {c.model for c in finished} == {"kit-model"}
+    assert [c.turn for c in finished] == [1, 2]
+
+
+def test_pydantic_ais_own_finish_reason_is_mapped_when_the_provider_gives_none() -> None:
+    """Without provider details, pydantic-ai's normalised 'tool_call' maps to TOOL_CALLS and stays the raw reason."""
+    registry = HookRegistry()
+    reasons: list[tuple[FinishReason | None, str | None]] = []
+
+    @registry.model_turn_finished
+    def judge(ctx: ModelTurnFinishedContext) -> TurnAction:
+        reasons.append((ctx.finish_reason, ctx.raw_finish_reason))
+        return TurnAction.continue_run()
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart(TOOL_NAME, {"text": "hi"})], finish_reason="tool_call")
+        return ModelResponse(parts=[TextPart("done")])
+
+    asyncio.run(make_agent(registry, RecordingTool(), FunctionModel(respond)).run("go"))
+    assert reasons == [(FinishReason.TOOL_CALLS, "tool_call"), (None, None)]
+
+
+def test_turns_and_turn_scratchpads_are_per_run_on_a_shared_capability() -> None:
+    """One capability shared by two concurrent runs: each counts turns from 1 with a fresh turn scratchpad per turn."""
+    registry = HookRegistry()
+    seen: list[tuple[str, int, bool]] = []
+
+    @registry.pre_turn
+    async def mark(ctx: PreTurnContext) -> HookResult:
+        seen.append((ctx.run.run_id, ctx.turn, _Mark in ctx.run.turn_scratchpad))
+        ctx.run.turn_scratchpad.insert(_Mark())
+        await asyncio.sleep(0)
+        return HookResult.allow()
+
+    wiring = kit_wiring(registry)
+
+    async def both() -> None:
+        await asyncio.gather(*(wiring.run((echo_call(), DONE), prompt="go", streamed=False) for _ in range(2)))
+
+    asyncio.run(both())
+    by_run: dict[str, list[tuple[int, bool]]] = {}
+    for run_id, turn, marked in seen:
+        by_run.setdefault(run_id, []).append((turn, marked))
+    assert sorted(by_run.values()) == [[(1, False), (2, False)], [(1, False), (2, False)]]
+
+
+class _Mark:
+    """Put in a turn's scratchpad."""
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_no_dangling_tool_call_after_a_stop(streamed: bool) -> None:
+    """After a gate stops the run on the second of two parallel calls, every call has a result in the history."""
+    registry = HookRegistry()
+
+    @registry.pre_tool_call_decide
+    def halt_on_b(ctx: PreToolCallDecideContext) -> HookResult:
+        if ctx.args.get("text") == "b":
+            raise StopRun("no b")
+        return HookResult.allow()
+
+    calls = (Call({"text": "a"}, call_id="call-a"), Call({"text": "b"}, call_id="call-b"))
+    with capture_run_messages() as messages, pytest.raises(StopRun, match="no b"):
+        asyncio.run(kit_wiring(registry).run((Answer(calls=calls), DONE), prompt="go", streamed=streamed))
+    called = [p.tool_call_id for m in messages for p in m.parts if isinstance(p, ToolCallPart)]
+    answered = {
+        p.tool_call_id: p.model_response_str() for m in messages for p in m.parts if isinstance(p, ToolReturnPart)
+    }
+    assert called == ["call-a", "call-b"]
+    assert set(answered) == {"call-a", "call-b"}
+    assert STOPPED_NOTICE in answered["call-b"]
