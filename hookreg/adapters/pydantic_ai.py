@@ -45,10 +45,12 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import time
 from collections.abc import Collection, Mapping
+from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _installed_version
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -82,6 +84,29 @@ from hookreg._lifecycle import (
 from hookreg._points import HookPoint
 from hookreg._results import RequestPatch
 from hookreg._surface import HookRegistry
+
+_MINIMUM_VERSION: Final = (2, 64)
+"""The oldest pydantic-ai-slim release the adapter works with (the first with ``RetryModelRequest``)."""
+
+
+def _check_version(installed: str) -> None:
+    """Raise ImportError naming the release needed when `installed` is older than `_MINIMUM_VERSION`."""
+    try:
+        found = tuple(int(piece) for piece in installed.split(".")[:2])
+    except ValueError:
+        return  # a development build: trust it
+    if found < _MINIMUM_VERSION:
+        needed = ".".join(map(str, _MINIMUM_VERSION))
+        msg = (
+            f"Cannot import hookreg.adapters.pydantic_ai: pydantic-ai-slim {installed} is installed, "
+            f"but the adapter needs pydantic-ai-slim>={needed}. Upgrade it with: pip install --upgrade "
+            f"'pydantic-ai-slim>={needed}'."
+        )
+        raise ImportError(msg, name="pydantic_ai")
+
+
+with contextlib.suppress(PackageNotFoundError):  # not installed: the import below says how to install it
+    _check_version(_installed_version("pydantic-ai-slim"))
 
 try:
     import anyio
@@ -135,31 +160,11 @@ if TYPE_CHECKING:
 
 __all__ = ["HookregCapability", "hookreg_capability"]
 
-MINIMUM_VERSION: Final = (2, 66)
-"""The oldest pydantic-ai-slim release this adapter is tested against."""
 
 _DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
 _TOOL_CHOICES = ("none", "required", "auto")
 _PASS_THROUGH = (CallDeferred, ApprovalRequired, SkipToolExecution, StopRun)
 """Raised through a tool call as they are, with no outcome point: pydantic-ai's control flow, and a stop."""
-
-
-def _check_version(installed: str) -> None:
-    """Raise ImportError naming the release needed when `installed` is older than `MINIMUM_VERSION`."""
-    try:
-        found = tuple(int(piece) for piece in installed.split(".")[:2])
-    except ValueError:
-        return  # a development build: trust it
-    if found < MINIMUM_VERSION:
-        needed = ".".join(map(str, MINIMUM_VERSION))
-        msg = (
-            f"Cannot import hookreg.adapters.pydantic_ai: pydantic-ai-slim {installed} is installed, "
-            f"but the adapter needs pydantic-ai-slim>={needed}. Upgrade it with: pip install 'hookreg[pydantic-ai]'."
-        )
-        raise ImportError(msg, name="pydantic_ai")
-
-
-_check_version(_installed_version("pydantic-ai-slim"))
 
 
 @dataclasses.dataclass(eq=False)

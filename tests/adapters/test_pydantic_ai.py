@@ -1065,3 +1065,34 @@ def test_no_dangling_tool_call_after_a_stop(streamed: bool) -> None:
     assert called == ["call-a", "call-b"]
     assert set(answered) == {"call-a", "call-b"}
     assert STOPPED_NOTICE in answered["call-b"]
+
+
+def _import_adapter_with(monkeypatch: pytest.MonkeyPatch, installed: str) -> None:
+    """Execute the adapter module afresh (under another name) while pydantic-ai-slim reports `installed`."""
+    import importlib.metadata
+    import importlib.util
+
+    import hookreg.adapters.pydantic_ai as adapter
+
+    real = importlib.metadata.version
+    monkeypatch.setattr(
+        importlib.metadata, "version", lambda name: installed if name == "pydantic-ai-slim" else real(name)
+    )
+    spec = importlib.util.spec_from_file_location("hookreg_pydantic_ai_probe", adapter.__file__)
+    assert spec is not None
+    assert spec.loader is not None
+    probe = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, probe)  # dataclasses look their module up while it executes
+    spec.loader.exec_module(probe)
+
+
+def test_a_too_old_pydantic_ai_is_refused_naming_the_version_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing the adapter over pydantic-ai-slim 2.63 raises ImportError naming 2.64, not "not installed"."""
+    with pytest.raises(ImportError, match=r"pydantic-ai-slim 2\.63\.0 is installed, but .*>=2\.64"):
+        _import_adapter_with(monkeypatch, "2.63.0")
+
+
+@pytest.mark.parametrize("installed", ["2.64.0", "2.68.1", "3.0.0.dev1", "unknown"])
+def test_a_recent_or_unreadable_version_imports(monkeypatch: pytest.MonkeyPatch, installed: str) -> None:
+    """The floor release, newer ones and versions that are not numbers import without complaint."""
+    _import_adapter_with(monkeypatch, installed)
