@@ -43,12 +43,14 @@ from hookreg._lifecycle import (
     RunState,
     Steps,
     adrive,
+    bind,
     drive,
     failed,
     finish_reason,
     gate,
     missing_framework,
     outcome_for,
+    perform,
     present,
     refused_retry,
     require_registry,
@@ -783,3 +785,22 @@ def test_shared_adapter_errors_read_as_the_house_style() -> None:
     assert missing.__cause__ is cause
     assert missing.name == "strands"
     assert "pip install 'hookreg[strands]'" in str(missing)
+
+
+def test_bind_routes_a_flow_to_its_own_registry() -> None:
+    """A bound flow's dispatches carry their registry, results and exceptions reach the flow, and close() closes it."""
+    outer, inner = HookRegistry(), HookRegistry()
+    inner.pre_tool_call_decide(lambda ctx: HookResult.deny("inner says no"))
+    assert drive(outer, bind(inner, gate(inner, RunContext(), "shell", "c", {}, known=KNOWN))).text == "inner says no"
+    inner.register(P.ON_SESSION_END, lambda ctx: 1 / 0, on_error="raise")
+    ending = bind(inner, RunState(inner, RunContext()).end_with(KeyError("k")))
+    op = next(ending)
+    assert op.registry is inner
+    with pytest.raises(StopIteration):
+        ending.throw(ZeroDivisionError())  # the observer's failure, swallowed by end_with
+    closing = bind(inner, RunState(inner, RunContext()).end(RunOutcome(status="completed")))
+    with pytest.raises(ZeroDivisionError):  # performed with the op's own registry, whose observer raises
+        perform(outer, next(closing))
+    closing.close()
+    with pytest.raises(StopIteration):
+        next(closing)
