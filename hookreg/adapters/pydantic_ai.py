@@ -66,6 +66,7 @@ from hookreg._context import (
     TextDeltaContext,
     ToolCallDeltaContext,
     ToolCallRequest,
+    ToolErrorKind,
 )
 from hookreg._errors import StopRun
 from hookreg._lifecycle import (
@@ -110,6 +111,7 @@ with contextlib.suppress(PackageNotFoundError):  # not installed: the import bel
 
 try:
     import anyio
+    from pydantic import ValidationError
     from pydantic_ai import RunContext as PaiRunContext
     from pydantic_ai.capabilities import AbstractCapability
     from pydantic_ai.exceptions import (
@@ -204,7 +206,9 @@ class HookregCapability(AbstractCapability[Any]):
       that may not run becomes a failed tool result carrying the text
       (`pydantic_ai.exceptions.ToolFailed`; a ``retry`` answer becomes a
       `pydantic_ai.exceptions.ModelRetry`); the tool never runs. pydantic-ai
-      then validates the effective arguments as usual.
+      then validates the effective arguments as usual; when the tool's own
+      ``args_validator`` refuses them, ``post_tool_call_failure`` and
+      ``on_tool_error`` (kind ``INVALID_ARGS``) fire and the tool never runs.
     - ``wrap_tool_execute`` runs the tool. A result goes through
       ``transform_tool_result`` (the model then reads the presentation
       string) and ``post_tool_call``. A failure — an exception, a
@@ -419,7 +423,23 @@ class HookregCapability(AbstractCapability[Any]):
             self._scope.gated[call.tool_call_id] = verdict
         if not verdict.allowed:
             raise ModelRetry(verdict.text) if verdict.status == "retry" else ToolFailed(verdict.text)
-        return await handler(dict(verdict.call.args))
+        try:
+            return await handler(dict(verdict.call.args))
+        except (ValidationError, ModelRetry, ToolFailed) as exc:  # the tool's own args_validator refused them
+            self._scope.gated.pop(call.tool_call_id, None)
+            message = exc.message if isinstance(exc, ModelRetry | ToolFailed) else str(exc)
+            steps = failed(
+                self.registry,
+                self._scope.state.run,
+                verdict.call,
+                exc,
+                kind=ToolErrorKind.INVALID_ARGS,
+                message=message,
+            )
+            text = await adrive(self.registry, steps)
+            if not self.registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+                raise
+            raise (ToolFailed(text) if isinstance(exc, ToolFailed) else ModelRetry(text)) from exc
 
     async def wrap_tool_execute(
         self,

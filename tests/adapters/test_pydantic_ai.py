@@ -228,7 +228,7 @@ def test_each_run_gets_its_own_run_context() -> None:
 
 
 def test_example_runs() -> None:
-    """examples/adapter_pydantic_ai.py runs offline: a rewritten call is audited; rm -rf and a prompt are denied."""
+    """examples/adapter_pydantic_ai.py runs offline: a call rewritten and audited, rm -rf denied, a failure hinted."""
     example = Path(__file__).resolve().parents[2] / "examples" / "adapter_pydantic_ai.py"
     done = subprocess.run(
         [sys.executable, "-W", "error", str(example)], capture_output=True, text=True, check=False, timeout=120
@@ -238,6 +238,7 @@ def test_example_runs() -> None:
         "audit: shell({'command': 'ls -la', 'timeout': 30}) -> ran 'ls -la' with timeout 30",
         "the tool said: ran 'ls -la' with timeout 30",
         'the tool said: {"error":"rm -rf is not allowed; delete files one by one"}',
+        'the tool said: {"error":"no such file: missing.txt (hint: list the directory first)"}',
         "stopped: prompts must not contain passwords",
     ]
 
@@ -1096,3 +1097,32 @@ def test_a_too_old_pydantic_ai_is_refused_naming_the_version_needed(monkeypatch:
 def test_a_recent_or_unreadable_version_imports(monkeypatch: pytest.MonkeyPatch, installed: str) -> None:
     """The floor release, newer ones and versions that are not numbers import without complaint."""
     _import_adapter_with(monkeypatch, installed)
+
+
+@pytest.mark.parametrize("signal", [ModelRetry, ToolFailed])
+def test_a_tool_args_validator_refusal_is_an_invalid_args_failure(signal: type[Exception]) -> None:
+    """A tool's args_validator refusing the gated args fires the failure points (INVALID_ARGS); the tool never runs."""
+    registry, tool = HookRegistry(), RecordingTool()
+    errors: list[OnToolErrorContext] = []
+    registry.post_tool_call(lambda ctx: pytest.fail("post_tool_call fired for refused arguments"))
+
+    @registry.on_tool_error
+    def explain(ctx: OnToolErrorContext) -> str:
+        errors.append(ctx)
+        return f"hook says: {ctx.message}"
+
+    def no_shouting(ctx: object, text: str) -> None:
+        if text.isupper():
+            raise signal("no shouting")
+
+    agent = Agent(KitModel((echo_call({"text": "HI"}), DONE)), capabilities=[hookreg_capability(registry)])
+
+    @agent.tool_plain(name=TOOL_NAME, args_validator=no_shouting)
+    def echo(text: str) -> str:
+        """Echo text."""
+        return tool(text=text)
+
+    result = asyncio.run(agent.run("go"))
+    assert tool.calls == []
+    assert [(e.kind, str(e.error)) for e in errors] == [(ToolErrorKind.INVALID_ARGS, "no shouting")]
+    assert "hook says: no shouting" in _read(result.all_messages())["call-1"]
