@@ -77,6 +77,7 @@ from hookreg._lifecycle import (
     finish_reason,
     gate,
     missing_framework,
+    present,
     refused_retry,
     require_registry,
     succeeded,
@@ -179,6 +180,7 @@ class _Scope:
     rewrites: dict[str, GateResult] = dataclasses.field(default_factory=dict)
     stopped: RunOutcome | None = None
     history: list[ModelMessage] = dataclasses.field(default_factory=list)
+    ran: dict[str, str] = dataclasses.field(default_factory=dict)
     aggregated: dict[int, str] = dataclasses.field(default_factory=dict)
     deltas: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
 
@@ -289,7 +291,7 @@ class HookregCapability(AbstractCapability[Any]):
             result = await handler()
         except BaseException as error:
             if isinstance(error, StopRun):
-                _close_dangling(scope.history)
+                _close_dangling(scope.history, scope.ran)
             with anyio.CancelScope(shield=True):  # a cancelled run still reports its end
                 if scope.stopped is not None and isinstance(error, StopRun):
                     await adrive(registry, scope.state.end(scope.stopped, error))
@@ -479,7 +481,9 @@ class HookregCapability(AbstractCapability[Any]):
                 raise
             raise ToolFailed(text) from exc
         ms = (time.perf_counter() - started) * 1000
+        self._scope.ran[call.tool_call_id] = present(raw)  # what the history shows if a result hook stops the run
         text = await adrive(registry, succeeded(registry, run, request, raw, duration_ms=ms))
+        self._scope.ran.pop(call.tool_call_id, None)
         return text if registry.has_hooks(HookPoint.TRANSFORM_TOOL_RESULT) else raw
 
     async def _failed(self, call: ToolCallRequest, error: BaseException, message: str | None, started: float) -> str:
@@ -632,12 +636,16 @@ def _rewrite_unknown(messages: list[ModelMessage], rewrites: dict[str, GateResul
     rewrites.clear()
 
 
-def _close_dangling(messages: list[ModelMessage]) -> None:
-    """After a stop, give each call of the last answer with no result a "not run" notice in the history."""
+def _close_dangling(messages: list[ModelMessage], ran: Mapping[str, str]) -> None:
+    """After a stop, give each call of the last answer without a result one in the history.
+
+    A call whose tool ran before a hook stopped the run shows the tool's result
+    (`ran`); any other shows the "not run" notice.
+    """
     last = max((i for i, m in enumerate(messages) if isinstance(m, ModelResponse)), default=None)
     if last is None:
         return
-    calls = [part for part in messages[last].parts if isinstance(part, ToolCallPart)]
+    names = {part.tool_call_id: part.tool_name for part in messages[last].parts if isinstance(part, ToolCallPart)}
     later = [m for m in messages[last + 1 :] if isinstance(m, ModelRequest)]
     answered = {
         part.tool_call_id
@@ -645,17 +653,21 @@ def _close_dangling(messages: list[ModelMessage]) -> None:
         for part in message.parts
         if isinstance(part, ToolReturnPart | RetryPromptPart)
     }
-    names = {call.tool_call_id: call.tool_name for call in calls}
-    notices = [
-        ToolReturnPart(tool_name=names[call_id], content=text, tool_call_id=call_id, outcome="failed")
-        for call_id, text in unanswered(names, answered)
+    parts = [
+        ToolReturnPart(
+            tool_name=names[call_id],
+            content=ran.get(call_id, notice),
+            tool_call_id=call_id,
+            outcome="success" if call_id in ran else "failed",
+        )
+        for call_id, notice in unanswered(names, answered)
     ]
-    if not notices:
+    if not parts:
         return
     if later and messages[-1] is later[-1]:
-        messages[-1] = dataclasses.replace(later[-1], parts=[*later[-1].parts, *notices])
+        messages[-1] = dataclasses.replace(later[-1], parts=[*later[-1].parts, *parts])
     else:
-        messages.append(ModelRequest(parts=notices))
+        messages.append(ModelRequest(parts=parts))
 
 
 def _apply(patch: RequestPatch, request_context: ModelRequestContext) -> ModelRequestContext:

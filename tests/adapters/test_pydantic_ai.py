@@ -1126,3 +1126,19 @@ def test_a_tool_args_validator_refusal_is_an_invalid_args_failure(signal: type[E
     assert tool.calls == []
     assert [(e.kind, str(e.error)) for e in errors] == [(ToolErrorKind.INVALID_ARGS, "no shouting")]
     assert "hook says: no shouting" in _read(result.all_messages())["call-1"]
+
+
+def test_a_call_that_ran_before_the_stop_keeps_its_result_in_the_history() -> None:
+    """A post_tool_call observer stopping the run after echo ran: the history shows echo's result, not a notice."""
+    registry = HookRegistry()
+
+    @registry.post_tool_call
+    def halt(ctx: PostToolCallContext) -> None:
+        raise StopRun("seen enough")
+
+    with capture_run_messages() as messages, pytest.raises(StopRun, match="seen enough"):
+        asyncio.run(kit_wiring(registry).run((echo_call({"text": "ran"}), DONE), prompt="go", streamed=False))
+    answered = {
+        p.tool_call_id: p.model_response_str() for m in messages for p in m.parts if isinstance(p, ToolReturnPart)
+    }
+    assert answered == {"call-1": "ran"}
