@@ -172,7 +172,7 @@ _PASS_THROUGH = (CallDeferred, ApprovalRequired, SkipToolExecution, StopRun)
 
 @dataclasses.dataclass(eq=False)
 class _Scope:
-    """One agent run's state: the lifecycle, this turn's offered tools and the verdicts waiting for their call."""
+    """One agent run's state: the lifecycle, this turn's offered tools, and this turn's verdicts by call id."""
 
     state: RunState
     offered: frozenset[str] | None = None
@@ -308,6 +308,7 @@ class HookregCapability(AbstractCapability[Any]):
         scope, registry = self._scope, self.registry
         scope.history = ctx.messages  # the run's live history (wrap_run's context holds none yet)
         _rewrite_unknown(ctx.messages, scope.rewrites)
+        scope.gated.clear()  # verdicts hold for their own turn only: models reuse call ids across turns
         stopped = await adrive(registry, scope.state.turn())
         if stopped is not None:
             scope.stopped = stopped

@@ -1142,3 +1142,19 @@ def test_a_call_that_ran_before_the_stop_keeps_its_result_in_the_history() -> No
         p.tool_call_id: p.model_response_str() for m in messages for p in m.parts if isinstance(p, ToolReturnPart)
     }
     assert answered == {"call-1": "ran"}
+
+
+def test_a_call_id_reused_on_a_later_turn_is_gated_afresh() -> None:
+    """A model reusing call id call-1 on the next turn gets the gate's verdict on the new arguments, not a stale one."""
+    registry, tool = HookRegistry(), RecordingTool()
+    gated: list[str] = []
+
+    @registry.pre_tool_call_decide
+    def no_a(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(str(ctx.args["text"]))
+        return HookResult.deny("not a") if ctx.args["text"] == "a" else HookResult.allow()
+
+    answers = (echo_call({"text": "a"}), echo_call({"text": "b"}), DONE)
+    asyncio.run(kit_wiring(registry, tool).run(answers, prompt="go", streamed=False))
+    assert gated == ["a", "b"]
+    assert tool.calls == [{"text": "b"}]
