@@ -290,6 +290,7 @@ class HookregCapability(AbstractCapability[Any]):
                 raise StopRun(stopped.reason)
             result = await handler()
         except BaseException as error:
+            _rewrite_unknown(scope.history, scope.rewrites)  # the run ended before the next request would
             if isinstance(error, StopRun):
                 _close_dangling(scope.history, scope.ran)
             with anyio.CancelScope(shield=True):  # a cancelled run still reports its end

@@ -12,7 +12,16 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from pydantic_ai import Agent, ModelRetry, ToolFailed, UnexpectedModelBehavior, capture_run_messages, models
+from pydantic_ai import (
+    Agent,
+    ModelRetry,
+    ToolFailed,
+    UnexpectedModelBehavior,
+    UsageLimitExceeded,
+    UsageLimits,
+    capture_run_messages,
+    models,
+)
 from pydantic_ai.messages import (
     FinishReason as FinishReasonLiteral,
 )
@@ -1158,3 +1167,14 @@ def test_a_call_id_reused_on_a_later_turn_is_gated_afresh() -> None:
     asyncio.run(kit_wiring(registry, tool).run(answers, prompt="go", streamed=False))
     assert gated == ["a", "b"]
     assert tool.calls == [{"text": "b"}]
+
+
+def test_an_unknown_call_shows_the_hooks_text_even_when_the_run_ends_before_the_next_request() -> None:
+    """A run ended by pydantic-ai's request limit right after a call to an unknown tool keeps the skip reason."""
+    registry = HookRegistry()
+    registry.invalid_tool_call(lambda ctx: InvalidToolCallAction.skip("no such tool: nope"))
+    answers = (Answer(calls=(Call({"text": "hi"}, tool_name="nope"),)), DONE)
+    agent = kit_wiring(registry).agent
+    with capture_run_messages() as messages, pytest.raises(UsageLimitExceeded):
+        asyncio.run(agent.run("go", model=KitModel(answers), usage_limits=UsageLimits(request_limit=1)))
+    assert _read(messages)["call-1"].count("no such tool: nope") == 1
