@@ -432,15 +432,7 @@ class HookregCapability(AbstractCapability[Any]):
         except (ValidationError, ModelRetry, ToolFailed) as exc:  # the tool's own args_validator refused them
             self._scope.gated.pop(call.tool_call_id, None)
             message = exc.message if isinstance(exc, ModelRetry | ToolFailed) else str(exc)
-            steps = failed(
-                self.registry,
-                self._scope.state.run,
-                verdict.call,
-                exc,
-                kind=ToolErrorKind.INVALID_ARGS,
-                message=message,
-            )
-            text = await adrive(self.registry, steps)
+            text = await self._failed(verdict.call, exc, message, kind=ToolErrorKind.INVALID_ARGS)
             if not self.registry.has_hooks(HookPoint.ON_TOOL_ERROR):
                 raise
             raise (ToolFailed(text) if isinstance(exc, ToolFailed) else ModelRetry(text)) from exc
@@ -488,9 +480,17 @@ class HookregCapability(AbstractCapability[Any]):
         self._scope.ran.pop(call.tool_call_id, None)
         return text if registry.has_hooks(HookPoint.TRANSFORM_TOOL_RESULT) else raw
 
-    async def _failed(self, call: ToolCallRequest, error: BaseException, message: str | None, started: float) -> str:
-        ms = (time.perf_counter() - started) * 1000
-        steps = failed(self.registry, self._scope.state.run, call, error, message=message, duration_ms=ms)
+    async def _failed(
+        self,
+        call: ToolCallRequest,
+        error: BaseException,
+        message: str | None,
+        started: float | None = None,
+        kind: ToolErrorKind | None = None,
+    ) -> str:
+        """Report a failed call (`hookreg._lifecycle.failed`); return the text the model should read."""
+        ms = 0.0 if started is None else (time.perf_counter() - started) * 1000
+        steps = failed(self.registry, self._scope.state.run, call, error, kind=kind, message=message, duration_ms=ms)
         return await adrive(self.registry, steps)
 
     # --- streamed deltas ----------------------------------------------------------------------
