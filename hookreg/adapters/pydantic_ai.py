@@ -24,9 +24,10 @@ Mapping (hookreg point → pydantic-ai capability hook):
   runs). A ``model_select`` pick replaces the model: a name in ``models`` maps
   to that model, any other goes through `pydantic_ai.models.infer_model`.
 - ``model_turn_finished``, ``post_turn``, ``stop`` → ``after_model_request``.
-  ``finish_reason`` maps pydantic-ai's ``ModelResponse.finish_reason``;
-  ``raw_finish_reason`` keeps the provider's own spelling
-  (``provider_details["finish_reason"]`` when the model reports it);
+  ``finish_reason`` maps pydantic-ai's normalised ``ModelResponse.finish_reason``
+  (``"tool_call"`` is ``TOOL_CALLS``); ``raw_finish_reason`` keeps the
+  provider's own spelling (``provider_details["finish_reason"]`` when the
+  model reports it, else pydantic-ai's);
   ``message_id`` is ``provider_response_id`` and ``model`` ``model_name``.
   ``repeat()`` raises `pydantic_ai.exceptions.RetryModelRequest` (the answer
   is dropped); ``retry_with_feedback(text)`` and a ``stop`` that keeps the
@@ -345,12 +346,13 @@ class HookregCapability(AbstractCapability[Any]):
         text = response.text or ""
         if registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):
             raw = _raw_finish_reason(response)
+            normal = response.finish_reason or raw  # pydantic-ai's own normalisation knows every provider
             settings = request_context.model_settings or {}
             finished = ModelTurnFinishedContext(
                 turn=run.turn,
                 text=text,
                 tool_calls=[ToolCallRequest(c.tool_call_id, c.tool_name, _args_or_empty(c)) for c in calls],
-                finish_reason=finish_reason("tool_calls" if raw == "tool_call" else raw),
+                finish_reason=finish_reason("tool_calls" if normal == "tool_call" else normal),
                 raw_finish_reason=raw,
                 max_tokens=settings.get("max_tokens"),
                 usage={"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens},

@@ -1178,3 +1178,21 @@ def test_an_unknown_call_shows_the_hooks_text_even_when_the_run_ends_before_the_
     with capture_run_messages() as messages, pytest.raises(UsageLimitExceeded):
         asyncio.run(agent.run("go", model=KitModel(answers), usage_limits=UsageLimits(request_limit=1)))
     assert _read(messages)["call-1"].count("no such tool: nope") == 1
+
+
+def test_pydantic_ais_normalised_reason_wins_over_an_unfamiliar_provider_spelling() -> None:
+    """A provider spelling hookreg does not know keeps pydantic-ai's mapping ('error') and stays the raw reason."""
+    registry = HookRegistry()
+    reasons: list[tuple[FinishReason | None, str | None]] = []
+
+    @registry.model_turn_finished
+    def judge(ctx: ModelTurnFinishedContext) -> TurnAction:
+        reasons.append((ctx.finish_reason, ctx.raw_finish_reason))
+        return TurnAction.continue_run()
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        details = {"finish_reason": "MALFORMED_FUNCTION_CALL"}
+        return ModelResponse(parts=[TextPart("done")], finish_reason="error", provider_details=details)
+
+    asyncio.run(make_agent(registry, RecordingTool(), FunctionModel(respond)).run("go"))
+    assert reasons == [(FinishReason.ERROR, "MALFORMED_FUNCTION_CALL")]
