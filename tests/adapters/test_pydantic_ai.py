@@ -10,6 +10,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic_ai import (
@@ -21,6 +22,9 @@ from pydantic_ai import (
     UsageLimits,
     capture_run_messages,
     models,
+)
+from pydantic_ai import (
+    RunContext as PaiRunContext,
 )
 from pydantic_ai.messages import (
     FinishReason as FinishReasonLiteral,
@@ -36,6 +40,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+from pydantic_ai.models import ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.function import (
     AgentInfo,
     DeltaThinkingCalls,
@@ -44,6 +49,7 @@ from pydantic_ai.models.function import (
     DeltaToolCalls,
     FunctionModel,
 )
+from pydantic_ai.settings import ModelSettings
 
 from hookreg import (
     FinishReason,
@@ -618,56 +624,59 @@ class KitModel(FunctionModel):
         self.answers = answers
         super().__init__(self._respond, stream_function=self._stream, model_name="kit-model")
 
-    def _answer(self, messages: list[ModelMessage]) -> Answer:
-        return self.answers[sum(isinstance(m, ModelResponse) for m in messages)]
-
     @staticmethod
-    def _finish(answer: Answer) -> tuple[FinishReasonLiteral, str]:
-        if answer.truncated:
-            return "length", "max_tokens"
-        return ("tool_call", "tool_use") if answer.calls else ("stop", "end_turn")
+    def _index(messages: list[ModelMessage]) -> int:
+        """Which answer is due: one per model response already in the run's history."""
+        return sum(isinstance(m, ModelResponse) for m in messages)
 
-    async def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        answer = self._answer(messages)
+    async def _play(self, messages: list[ModelMessage]) -> Answer:
+        answer = self.answers[self._index(messages)]
         if answer.hang:
             await asyncio.Event().wait()
         if answer.error is not None:
             raise answer.error
+        return answer
+
+    def _details(self, messages: list[ModelMessage]) -> tuple[FinishReasonLiteral, dict[str, Any], str]:
+        """pydantic-ai's finish reason, the provider's own spelling, and the response id of the due answer."""
+        answer = self.answers[self._index(messages)]
+        finish: FinishReasonLiteral = "tool_call" if answer.calls else "stop"
+        raw = "tool_use" if answer.calls else "end_turn"
+        if answer.truncated:
+            finish, raw = "length", "max_tokens"
+        return finish, {"finish_reason": raw}, f"resp-{self._index(messages) + 1}"
+
+    async def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        answer = await self._play(messages)
         parts: list[ModelResponsePart] = [TextPart(answer.text)] if answer.text else []
         parts += [
             ToolCallPart(c.tool_name, c.args if isinstance(c.args, str) else dict(c.args), tool_call_id=c.call_id)
             for c in answer.calls
         ]
-        finish, raw = self._finish(answer)
-        n = sum(isinstance(m, ModelResponse) for m in messages)
+        finish, details, response_id = self._details(messages)
         return ModelResponse(
-            parts=parts,
-            finish_reason=finish,
-            provider_details={"finish_reason": raw},
-            provider_response_id=f"resp-{n + 1}",
+            parts=parts, finish_reason=finish, provider_details=details, provider_response_id=response_id
         )
 
     async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
-        answer = self._answer(messages)
-        if answer.hang:
-            await asyncio.Event().wait()
-        if answer.error is not None:
-            raise answer.error
-        if answer.calls:
-            for index, c in enumerate(answer.calls):
-                args = c.args if isinstance(c.args, str) else json.dumps(dict(c.args))
-                yield {index: DeltaToolCall(name=c.tool_name, json_args=args, tool_call_id=c.call_id)}
-        else:
+        answer = await self._play(messages)
+        for index, c in enumerate(answer.calls):
+            args = c.args if isinstance(c.args, str) else json.dumps(dict(c.args))
+            yield {index: DeltaToolCall(name=c.tool_name, json_args=args, tool_call_id=c.call_id)}
+        if not answer.calls:
             yield answer.text
 
     @asynccontextmanager
-    async def request_stream(self, messages, model_settings, model_request_parameters, run_context=None):  # type: ignore[no-untyped-def]
-        answer = self._answer(messages)
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: PaiRunContext[Any] | None = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        """Stream the due answer, then report its finish reason and id as a provider's stream does."""
         async with super().request_stream(messages, model_settings, model_request_parameters, run_context) as stream:
-            finish, raw = self._finish(answer)
-            stream.finish_reason = finish
-            stream.provider_details = {"finish_reason": raw}
-            stream.provider_response_id = f"resp-{sum(isinstance(m, ModelResponse) for m in messages) + 1}"
+            stream.finish_reason, stream.provider_details, stream.provider_response_id = self._details(messages)
             yield stream
 
 
