@@ -525,7 +525,7 @@ def test_unknown_tool_is_repaired() -> None:
     ids=["retry", "skip", "fail"],
 )
 def test_invalid_arguments_go_to_invalid_tool_call(action: InvalidToolCallAction, expected: str) -> None:
-    """Invalid arguments reach invalid_tool_call: retry and skip send their text; fail keeps pydantic-ai's."""
+    """Invalid arguments reach invalid_tool_call: retry and skip send their text; fail reports the schema error."""
     registry = HookRegistry()
     errors: list[str] = []
 
