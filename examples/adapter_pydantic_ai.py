@@ -2,13 +2,14 @@
 
 from collections.abc import Mapping
 
-from pydantic_ai import Agent, models
+from pydantic_ai import Agent, ToolFailed, models
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from hookreg import (
     HookRegistry,
     HookResult,
+    OnToolErrorContext,
     PostToolCallContext,
     PreToolCallDecideContext,
     StopRun,
@@ -38,6 +39,11 @@ def audit(ctx: PostToolCallContext) -> None:
     print(f"audit: {ctx.tool_name}({dict(ctx.args)}) -> {ctx.result}")
 
 
+@registry.on_tool_error(tools="shell")
+def hint(ctx: OnToolErrorContext) -> str:
+    return f"{ctx.message} (hint: list the directory first)"
+
+
 @registry.user_prompt_submit
 def no_passwords(ctx: UserPromptSubmitContext) -> HookResult:
     if "password" in ctx.content:
@@ -58,12 +64,14 @@ def script(command: str) -> FunctionModel:
     return FunctionModel(respond)
 
 
-for command in ("ls -la", "rm -rf /"):
+for command in ("ls -la", "rm -rf /", "cat missing.txt"):
     agent = Agent(script(command), capabilities=[hookreg_capability(registry)])
 
     @agent.tool_plain
     def shell(command: str, timeout: int = 5) -> str:
         """Run a shell command (pretend)."""
+        if command.startswith("cat "):
+            raise ToolFailed(f"no such file: {command[4:]}")  # a failure the model should adapt to
         return f"ran {command!r} with timeout {timeout}"
 
     print(agent.run_sync(f"run {command}").output)

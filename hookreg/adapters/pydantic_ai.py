@@ -1,33 +1,42 @@
 """Drive a pydantic-ai agent from a HookRegistry through one capability (``pip install 'hookreg[pydantic-ai]'``).
 
+Every rule of the run contract (DESIGN §8) lives in `hookreg._lifecycle`;
+this module only translates pydantic-ai's capability hooks into its flows.
+
 Mapping (hookreg point → pydantic-ai capability hook):
 
-- ``on_session_start`` / ``user_prompt_submit`` / ``on_session_end`` → ``wrap_run``.
-  A ``user_prompt_submit`` deny raises `hookreg.StopRun` carrying the reason
-  before any model call (an ``ask`` goes to ``on_interaction``);
-  ``on_session_end`` then reports ``stopped``.
+- ``on_session_start``, ``user_prompt_submit``, ``on_session_end`` →
+  ``wrap_run``. A ``user_prompt_submit`` deny (or an ``ask`` nobody approved)
+  raises `hookreg.StopRun` carrying the reason before any model call.
+  ``on_session_end`` fires exactly once per run: ``completed``; ``stopped``
+  after a `hookreg.StopRun` (the caller gets the same object); ``failed``
+  after any other exception (a model error, a tool error nobody handled);
+  ``cancelled`` when the run is cancelled (pydantic-ai delivers
+  `asyncio.CancelledError` to ``wrap_run``).
 - ``pre_turn``, ``pre_model_call``, ``model_select`` → ``before_model_request``,
-  once per request step. A ``pre_turn`` deny raises `hookreg.StopRun`. The
+  once per request step; turns count from 1 in every run, each with a fresh
+  ``turn_scratchpad``. A ``pre_turn`` deny raises `hookreg.StopRun`. The
   merged `RequestPatch` applies to that request only: ``preamble`` and
   ``extra_context`` become extra instruction parts, ``temperature``,
   ``max_tokens`` and ``tool_choice`` model settings, ``additional_params`` the
   ``extra_body`` setting, ``active_tools`` filters the function tools offered
-  (a call to another function tool fails without running).
-  A ``model_select`` pick replaces the model: a name in ``models`` maps to
-  that model, any other goes through `pydantic_ai.models.infer_model`.
-- ``model_turn_finished``, ``post_turn``, ``stop``, unknown-tool
-  ``invalid_tool_call`` → ``after_model_request``. ``repeat()`` raises
-  `pydantic_ai.exceptions.RetryModelRequest` (the answer is dropped);
-  ``retry_with_feedback(text)`` and a ``stop`` deny raise
-  `pydantic_ai.exceptions.ModelRetry` (the answer stays in the history, the
-  text follows it; both count against pydantic-ai's output retry budget).
-  ``stop`` fires for answers calling no function tool. ``repair(name)`` renames
-  a call to an unknown tool; other actions leave pydantic-ai's own retry prompt.
-- ``invalid_tool_call`` for arguments failing validation → ``on_tool_validate_error``:
-  ``retry(feedback)`` raises ``ModelRetry(feedback)``, ``skip(reason)`` ends the
-  call with a failed result carrying the reason, ``fail`` and ``repair`` keep
-  pydantic-ai's own retry prompt.
-- Tool points → ``wrap_tool_execute`` (see `HookregCapability`).
+  (a call to another function tool reaches ``invalid_tool_call`` and never
+  runs). A ``model_select`` pick replaces the model: a name in ``models`` maps
+  to that model, any other goes through `pydantic_ai.models.infer_model`.
+- ``model_turn_finished``, ``post_turn``, ``stop`` → ``after_model_request``.
+  ``finish_reason`` maps pydantic-ai's normalised ``ModelResponse.finish_reason``
+  (``"tool_call"`` is ``TOOL_CALLS``); ``raw_finish_reason`` keeps the
+  provider's own spelling (``provider_details["finish_reason"]`` when the
+  model reports it, else pydantic-ai's);
+  ``message_id`` is ``provider_response_id`` and ``model`` ``model_name``.
+  ``repeat()`` raises `pydantic_ai.exceptions.RetryModelRequest` (the answer
+  is dropped); ``retry_with_feedback(text)`` and a ``stop`` that keeps the
+  run going raise `pydantic_ai.exceptions.ModelRetry` (the answer stays in
+  the history, the text follows it; both count against pydantic-ai's output
+  retry budget). ``stop`` fires for answers calling no function tool.
+- Tool calls → ``after_model_request`` (calls to tools pydantic-ai does not
+  know), ``wrap_tool_validate`` (every other call) and ``wrap_tool_execute``;
+  see `HookregCapability`.
 - ``text_delta``, ``reasoning_delta``, ``tool_call_delta`` → ``on_event``. With
   such hooks registered pydantic-ai streams every run, so the model must stream.
 
@@ -37,44 +46,90 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Mapping
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _installed_version
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from hookreg._context import (
-    InvalidToolCallContext,
     Message,
     ModelSelectContext,
     ModelTurnFinishedContext,
-    OnInteractionContext,
-    OnSessionEndContext,
-    OnSessionStartContext,
     PostTurnContext,
     PreModelCallContext,
-    PreTurnContext,
     ReasoningDeltaContext,
     RunContext,
     RunOutcome,
-    StopContext,
     TextDeltaContext,
     ToolCallDeltaContext,
     ToolCallRequest,
-    UserPromptSubmitContext,
+    ToolErrorKind,
 )
 from hookreg._errors import StopRun
+from hookreg._lifecycle import (
+    GateResult,
+    RunState,
+    adrive,
+    failed,
+    finish_reason,
+    gate,
+    missing_framework,
+    present,
+    refused_retry,
+    require_registry,
+    succeeded,
+    unanswered,
+)
 from hookreg._points import HookPoint
-from hookreg._results import Decision, FinishReason, HookResult, RequestPatch
+from hookreg._results import RequestPatch
 from hookreg._surface import HookRegistry
-from hookreg.adapters import _missing_framework, _refused_retry, _require_registry, _ToolCall
+
+_MINIMUM_VERSION: Final = (2, 64)
+"""The oldest pydantic-ai-slim release the adapter works with (the first with ``RetryModelRequest``)."""
+
+
+def _check_version(installed: str) -> None:
+    """Raise ImportError naming the release needed when `installed` is older than `_MINIMUM_VERSION`."""
+    try:
+        found = tuple(int(piece) for piece in installed.split(".")[:2])
+    except ValueError:
+        return  # a development build: trust it
+    if found < _MINIMUM_VERSION:
+        needed = ".".join(map(str, _MINIMUM_VERSION))
+        msg = (
+            f"Cannot import hookreg.adapters.pydantic_ai: pydantic-ai-slim {installed} is installed, "
+            f"but the adapter needs pydantic-ai-slim>={needed}. Upgrade it with: pip install --upgrade "
+            f"'pydantic-ai-slim>={needed}'."
+        )
+        raise ImportError(msg, name="pydantic_ai")
+
+
+with contextlib.suppress(PackageNotFoundError):  # not installed: the import below says how to install it
+    _check_version(_installed_version("pydantic-ai-slim"))
 
 try:
+    import anyio
+    from pydantic import ValidationError
     from pydantic_ai import RunContext as PaiRunContext
     from pydantic_ai.capabilities import AbstractCapability
-    from pydantic_ai.exceptions import ModelRetry, RetryModelRequest, ToolFailed
+    from pydantic_ai.exceptions import (
+        AgentRunError,
+        ApprovalRequired,
+        CallDeferred,
+        ModelRetry,
+        RetryModelRequest,
+        SkipToolExecution,
+        ToolFailed,
+        ToolFailedError,
+        ToolRetryError,
+    )
     from pydantic_ai.messages import (
         InstructionPart,
+        ModelRequest,
         ModelResponse,
         PartDeltaEvent,
         PartStartEvent,
@@ -92,7 +147,7 @@ try:
     from pydantic_ai.models import Model, infer_model
     from pydantic_ai.tools import ToolDefinition
 except ImportError as _error:  # pragma: no cover - exercised by a test that hides the framework
-    raise _missing_framework("pydantic_ai", "pydantic-ai", _error) from _error
+    raise missing_framework("pydantic_ai", "pydantic-ai", _error) from _error
 
 if TYPE_CHECKING:
     from pydantic_ai.capabilities.abstract import (
@@ -100,41 +155,83 @@ if TYPE_CHECKING:
         ValidatedToolArgs,
         WrapRunHandler,
         WrapToolExecuteHandler,
+        WrapToolValidateHandler,
     )
     from pydantic_ai.messages import AgentStreamEvent, ModelMessage
     from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.run import AgentRunResult
     from pydantic_ai.settings import ModelSettings
-    from pydantic_core import ValidationError
 
 __all__ = ["HookregCapability", "hookreg_capability"]
 
+
 _DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
 _TOOL_CHOICES = ("none", "required", "auto")
+_PASS_THROUGH = (CallDeferred, ApprovalRequired, SkipToolExecution, StopRun)
+"""Raised through a tool call as they are, with no outcome point: pydantic-ai's control flow, and a stop."""
+
+
+@dataclasses.dataclass(eq=False)
+class _Scope:
+    """One agent run's state: the lifecycle, this turn's offered tools, and this turn's verdicts by call id."""
+
+    state: RunState
+    offered: frozenset[str] | None = None
+    gated: dict[str, GateResult] = dataclasses.field(default_factory=dict)
+    rewrites: dict[str, GateResult] = dataclasses.field(default_factory=dict)
+    stopped: RunOutcome | None = None
+    history: list[ModelMessage] = dataclasses.field(default_factory=list)
+    ran: dict[str, str] = dataclasses.field(default_factory=dict)
+    aggregated: dict[int, str] = dataclasses.field(default_factory=dict)
+    deltas: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
 
 
 class HookregCapability(AbstractCapability[Any]):
     """A pydantic-ai capability that runs a `HookRegistry`'s hooks inside the agent loop.
 
-    Tool calls: ``transform_tool_input`` rewrites the validated arguments,
-    ``pre_tool_call_decide`` gates the rewritten call (a deny, or a failing
-    gate, becomes a failed tool result carrying the reason, via
-    `pydantic_ai.exceptions.ToolFailed`; the tool never runs; an ``ask`` is
-    answered by ``on_interaction``), ``permission_denied`` observes denials.
-    An exception from the tool fires ``post_tool_call_failure``; when
-    ``on_tool_error`` hooks exist their text reaches the model as a failed
-    tool result, otherwise the exception propagates as pydantic-ai would let
-    it. A result passes through ``transform_tool_result`` (the model then sees
-    the presentation string) and ``post_tool_call``.
+    One capability may serve many runs, also concurrently: pydantic-ai calls
+    `for_run` for each run, which returns a copy holding that run's own
+    `hookreg.RunContext` and state.
 
-    Run, turn and model points are mapped as the module docstring lists:
-    ``on_session_start`` (``session_id`` is the pydantic-ai conversation id,
-    or the run id; ``goal`` the prompt text), ``user_prompt_submit``,
-    ``pre_turn``, ``pre_model_call``, ``model_select``, the delta points,
-    ``model_turn_finished``, ``invalid_tool_call``, ``post_turn``, ``stop``
-    and ``on_session_end`` (``completed``, ``stopped`` after `hookreg.StopRun`,
-    or ``failed``). Each agent run gets its own `hookreg.RunContext` (one
-    scratchpad per run) whose ``turn`` is pydantic-ai's run step.
+    Tool calls follow the run contract (`hookreg._lifecycle.gate`):
+
+    - A call to a tool pydantic-ai does not know is gated in
+      ``after_model_request``; the model reads the text ``invalid_tool_call``
+      and ``on_tool_error`` settle on (written over pydantic-ai's own "unknown
+      tool" retry prompt in the history before the next request); ``repair``
+      renames the call, which then runs through the gate.
+    - Every other call is gated in ``wrap_tool_validate``, on the model's raw
+      arguments, before pydantic-ai validates them: arguments that are not a
+      JSON object, malformed JSON, a tool ``active_tools`` left out and
+      arguments failing the tool's schema go to ``invalid_tool_call``; then
+      ``transform_tool_input``, ``pre_tool_call_decide`` on the transformed
+      args, an ``ask`` through ``notification`` and ``on_interaction``. A call
+      that may not run becomes a failed tool result carrying the text
+      (`pydantic_ai.exceptions.ToolFailed`; a ``retry`` answer becomes a
+      `pydantic_ai.exceptions.ModelRetry`); the tool never runs. pydantic-ai
+      then validates the effective arguments as usual; when the tool's own
+      ``args_validator`` refuses them, ``post_tool_call_failure`` and
+      ``on_tool_error`` (kind ``INVALID_ARGS``) fire and the tool never runs.
+    - ``wrap_tool_execute`` runs the tool. A result goes through
+      ``transform_tool_result`` (the model then reads the presentation
+      string) and ``post_tool_call``. A failure — an exception, a
+      `ModelRetry` or a `ToolFailed` raised by the tool — fires
+      ``post_tool_call_failure`` then ``on_tool_error``, never
+      ``post_tool_call``. With ``on_tool_error`` hooks the model reads their
+      text: a `ModelRetry` stays a retry request and a `ToolFailed` a failed
+      result, each carrying the new text, and an exception becomes a failed
+      result; without them pydantic-ai's own text stands and an exception
+      ends the run, as it would without hookreg.
+
+    An ``ask`` is settled inside the run through ``on_interaction``, not with
+    pydantic-ai's deferred approval (``ApprovalRequired``): a deferral ends the
+    run with `DeferredToolRequests` as its output, which the agent's output
+    type must allow and the caller must resume, so the same registry would
+    behave differently here than in every other loop.
+
+    After a `hookreg.StopRun`, each tool call of the stopped answer that has
+    no result gets a "not run" notice in the message history the caller
+    reads with `pydantic_ai.capture_run_messages`.
 
     Sync and async hooks both work: hooks are awaited with the registry's
     ``a``-methods inside pydantic-ai's async callbacks.
@@ -149,28 +246,29 @@ class HookregCapability(AbstractCapability[Any]):
             registry: The hooks to run.
             models: Models a ``model_select`` hook may pick by name; other
                 names go through `pydantic_ai.models.infer_model`.
-            run: The run context for this agent run; `for_run` gives every
+            run: The run context of one agent run; `for_run` gives every
                 agent run a fresh one, so leave it unset.
 
         Raises:
             HookTypeError: `registry` is not a `HookRegistry`.
         """
-        self.registry: HookRegistry = _require_registry(registry, "a HookregCapability")
+        self.registry: HookRegistry = require_registry(registry, "a HookregCapability")
         self.models: Mapping[str, Model] = dict(models or {})
-        self.run: RunContext = run or RunContext()
-        self._prompt = ""
-        self._stops = 0
-        self._aggregated: dict[int, str] = {}
-        self._calls: dict[int, tuple[str, str]] = {}
-        self._offered: frozenset[str] | None = None
+        self._scope = _Scope(RunState(self.registry, run or RunContext()))
+
+    @property
+    def run(self) -> RunContext:
+        """This run's context (the current turn's, once a turn started)."""
+        return self._scope.state.run
 
     async def for_run(self, ctx: PaiRunContext[Any]) -> HookregCapability:
-        """Return a copy holding a fresh `hookreg.RunContext` for this agent run."""
+        """Return a copy holding a fresh `hookreg.RunContext` and run state for this agent run."""
         run_id = ctx.run_id or RunContext().run_id
-        session_id = ctx.conversation_id or run_id
         agent_name = ctx.agent.name if ctx.agent is not None else None
-        run = RunContext(run_id=run_id, session_id=session_id, agent_name=agent_name)
-        return HookregCapability(self.registry, models=self.models, run=run)
+        run = RunContext(run_id=run_id, session_id=ctx.conversation_id or run_id, agent_name=agent_name)
+        copy = HookregCapability(self.registry, models=self.models, run=run)
+        copy._scope.state.goal = _prompt_text(ctx.prompt)
+        return copy
 
     @property
     def has_on_event(self) -> bool:
@@ -181,58 +279,53 @@ class HookregCapability(AbstractCapability[Any]):
         """Whether `on_event` wants `event`: part starts and deltas, when delta hooks are registered."""
         return self.has_on_event and isinstance(event, (PartStartEvent, PartDeltaEvent))
 
-    def _turn(self, ctx: PaiRunContext[Any]) -> RunContext:
-        return self.run if self.run.turn == ctx.run_step else dataclasses.replace(self.run, turn=ctx.run_step)
-
-    async def _settle(self, result: HookResult, run: RunContext) -> HookResult:
-        """Resolve an ``ask`` through ``on_interaction``; other results stand."""
-        if result.decision is not Decision.ASK:
-            return result
-        question = OnInteractionContext(question=result.reason, options=("allow", "deny"), tool_name=None, run=run)
-        return await self.registry.adecide(HookPoint.ON_INTERACTION, question)
-
-    async def _end(self, ctx: PaiRunContext[Any], outcome: RunOutcome) -> None:
-        end = OnSessionEndContext(session_id=self.run.session_id, outcome=outcome, run=self._turn(ctx))
-        await self.registry.anotify(HookPoint.ON_SESSION_END, end)
+    # --- the run ----------------------------------------------------------------------------
 
     async def wrap_run(self, ctx: PaiRunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
-        """Fire ``on_session_start`` and ``user_prompt_submit`` before the run, ``on_session_end`` after it."""
-        registry = self.registry
-        self._prompt = ctx.prompt if isinstance(ctx.prompt, str) else ""
-        start = OnSessionStartContext(session_id=self.run.session_id, goal=self._prompt, run=self.run)
-        await registry.anotify(HookPoint.ON_SESSION_START, start)
+        """Start the session and gate the prompt; end the session exactly once, however the run ends."""
+        scope, registry = self._scope, self.registry
         try:
-            submitted = UserPromptSubmitContext(content=self._prompt, run=self.run)
-            verdict = await self._settle(await registry.adecide(HookPoint.USER_PROMPT_SUBMIT, submitted), self.run)
-            if not verdict.allowed:
-                raise StopRun(verdict.reason)
+            stopped = await adrive(registry, scope.state.start())
+            if stopped is not None:
+                scope.stopped = stopped
+                raise StopRun(stopped.reason)
             result = await handler()
-        except StopRun as stop:
-            await self._end(ctx, RunOutcome(status="stopped", reason=stop.reason, turns=ctx.run_step))
+        except BaseException as error:
+            _rewrite_unknown(scope.history, scope.rewrites)  # the run ended before the next request would
+            if isinstance(error, StopRun):
+                _close_dangling(scope.history, scope.ran)
+            with anyio.CancelScope(shield=True):  # a cancelled run still reports its end
+                if scope.stopped is not None and isinstance(error, StopRun):
+                    await adrive(registry, scope.state.end(scope.stopped, error))
+                else:
+                    await adrive(registry, scope.state.end_with(error))
             raise
-        except Exception as exc:
-            await self._end(ctx, RunOutcome(status="failed", reason=type(exc).__name__, turns=ctx.run_step))
-            raise
-        await self._end(ctx, RunOutcome(status="completed", turns=ctx.run_step))
+        await adrive(registry, scope.state.end(RunOutcome(status="completed", turns=scope.state.turns)))
         return result
 
     async def before_model_request(
         self, ctx: PaiRunContext[Any], request_context: ModelRequestContext
     ) -> ModelRequestContext:
-        """Fire ``pre_turn``, then apply the ``pre_model_call`` patch and the ``model_select`` pick."""
-        registry, run = self.registry, self._turn(ctx)
-        turn = PreTurnContext(prompt=self._prompt, turn=ctx.run_step, run=run)
-        verdict = await self._settle(await registry.adecide(HookPoint.PRE_TURN, turn), run)
-        if not verdict.allowed:
-            raise StopRun(verdict.reason)
+        """Start the turn (``pre_turn``), then apply the ``pre_model_call`` patch and the ``model_select`` pick."""
+        scope, registry = self._scope, self.registry
+        scope.history = ctx.messages  # the run's live history (wrap_run's context holds none yet)
+        _rewrite_unknown(ctx.messages, scope.rewrites)
+        scope.gated.clear()  # verdicts hold for their own turn only: models reuse call ids across turns
+        stopped = await adrive(registry, scope.state.turn())
+        if stopped is not None:
+            scope.stopped = stopped
+            raise StopRun(stopped.reason)
+        run = scope.state.run
         offered = frozenset(tool.name for tool in request_context.model_request_parameters.function_tools)
+        scope.offered = None
         patch = RequestPatch(active_tools=offered)
         if registry.has_hooks(HookPoint.PRE_MODEL_CALL):
             history = _history(request_context.messages)
-            pre = PreModelCallContext(prompt=self._prompt, history=history, turn=ctx.run_step, patch=patch, run=run)
+            prompt = scope.state.goal
+            pre = PreModelCallContext(prompt=prompt, history=history, turn=run.turn, patch=patch, run=run)
             patch = await registry.atransform(HookPoint.PRE_MODEL_CALL, pre)
             request_context = _apply(patch, request_context)
-            self._offered = patch.active_tools
+            scope.offered = patch.active_tools
         if registry.has_hooks(HookPoint.MODEL_SELECT):
             default = request_context.model.model_name
             select = ModelSelectContext(default_model=default, selected_model=default, patch=patch, run=run)
@@ -245,98 +338,173 @@ class HookregCapability(AbstractCapability[Any]):
     async def after_model_request(
         self, ctx: PaiRunContext[Any], *, request_context: ModelRequestContext, response: ModelResponse
     ) -> ModelResponse:
-        """Fire ``invalid_tool_call`` for unknown tools, ``model_turn_finished``, ``post_turn`` and ``stop``."""
-        registry, run = self.registry, self._turn(ctx)
-        params = request_context.model_request_parameters
-        functions = {tool.name for tool in params.function_tools}
-        known = functions | {tool.name for tool in params.output_tools}
-        if registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
-            response = await self._repair(run, response, sorted(known))
+        """Gate calls to unknown tools; fire ``model_turn_finished``, ``post_turn`` and ``stop``."""
+        scope, registry = self._scope, self.registry
+        run = scope.state.run
+        response = await self._gate_unknown(ctx, request_context, response)
         calls = [part for part in response.parts if isinstance(part, ToolCallPart)]
+        text = response.text or ""
         if registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):
+            raw = _raw_finish_reason(response)
+            normal = response.finish_reason or raw  # pydantic-ai's own normalisation knows every provider
             settings = request_context.model_settings or {}
             finished = ModelTurnFinishedContext(
-                turn=ctx.run_step,
-                text=response.text or "",
-                tool_calls=[ToolCallRequest(c.tool_call_id, c.tool_name, c.args_as_dict()) for c in calls],
-                finish_reason=FinishReason.from_raw(response.finish_reason),
-                raw_finish_reason=response.finish_reason,
+                turn=run.turn,
+                text=text,
+                tool_calls=[ToolCallRequest(c.tool_call_id, c.tool_name, _args_or_empty(c)) for c in calls],
+                finish_reason=finish_reason("tool_calls" if normal == "tool_call" else normal),
+                raw_finish_reason=raw,
                 max_tokens=settings.get("max_tokens"),
                 usage={"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens},
+                message_id=response.provider_response_id,
+                model=response.model_name,
                 run=run,
             )
             action = await registry.adecide(HookPoint.MODEL_TURN_FINISHED, finished)
             if action.kind != "continue":
                 if calls:
-                    raise _refused_retry(ctx.run_step, action.decided_by, [c.tool_name for c in calls])
+                    raise refused_retry(run.turn, action.decided_by, [c.tool_name for c in calls])
                 if action.kind == "repeat":
                     raise RetryModelRequest
                 raise ModelRetry(action.feedback or "")
         if registry.has_hooks(HookPoint.POST_TURN):
-            post = PostTurnContext(turn=ctx.run_step, response_text=response.text or "", run=run)
-            await registry.anotify(HookPoint.POST_TURN, post)
-        if registry.has_hooks(HookPoint.STOP) and not any(call.tool_name in functions for call in calls):
-            stop = StopContext(response_text=response.text or "", continuation_count=self._stops, run=run)
-            verdict = await self._settle(await registry.adecide(HookPoint.STOP, stop), run)
-            if not verdict.allowed:
-                self._stops += 1
-                raise ModelRetry(verdict.reason)
+            await registry.anotify(HookPoint.POST_TURN, PostTurnContext(turn=run.turn, response_text=text, run=run))
+        functions = _function_tools(ctx, request_context)
+        if not any(call.tool_name in functions for call in calls):
+            feedback = await adrive(registry, scope.state.stop(text))
+            if feedback is not None:
+                raise ModelRetry(feedback)
         return response
 
-    async def _repair(self, run: RunContext, response: ModelResponse, known: list[str]) -> ModelResponse:
-        """Ask ``invalid_tool_call`` about each call to an unknown tool; apply ``repair`` picks."""
+    # --- tool calls ---------------------------------------------------------------------------
+
+    async def _gate_unknown(
+        self, ctx: PaiRunContext[Any], request_context: ModelRequestContext, response: ModelResponse
+    ) -> ModelResponse:
+        """Gate each call to a tool pydantic-ai does not know; rename the calls ``repair`` fixed."""
+        known = _all_tools(ctx, request_context)
+        functions = _function_tools(ctx, request_context)
         parts = list(response.parts)
         for index, part in enumerate(parts):
             if not isinstance(part, ToolCallPart) or part.tool_name in known:
                 continue
-            invalid = InvalidToolCallContext(
-                tool_name=part.tool_name,
-                args=part.args_as_dict(),
-                call_id=part.tool_call_id,
-                available_tools=known,
-                error=f"unknown tool {part.tool_name!r}",
-                run=run,
-            )
-            action = await self.registry.adecide(HookPoint.INVALID_TOOL_CALL, invalid)
-            if action.kind == "repair" and action.tool_name is not None:
-                parts[index] = ToolCallPart(action.tool_name, part.args_as_dict(), tool_call_id=part.tool_call_id)
-        return dataclasses.replace(response, parts=parts)
+            verdict = await self._gate(ctx, part, part.args, functions)
+            if verdict.allowed:  # repaired: the renamed call runs with these arguments, gated already
+                self._scope.gated[part.tool_call_id] = verdict
+                model_args = cast("str | dict[str, Any] | None", part.args)  # a plain call: its args are JSON
+                parts[index] = ToolCallPart(verdict.call.tool_name, model_args, tool_call_id=part.tool_call_id)
+            else:
+                self._scope.rewrites[part.tool_call_id] = verdict
+        return dataclasses.replace(response, parts=parts) if parts != list(response.parts) else response
 
-    async def on_tool_validate_error(
+    async def _gate(
+        self, ctx: PaiRunContext[Any], call: ToolCallPart, raw: object, functions: Collection[str]
+    ) -> GateResult:
+        scope = self._scope
+        steps = gate(
+            self.registry,
+            scope.state.run,
+            call.tool_name,
+            call.tool_call_id,
+            _parse(raw),
+            known=functions,
+            offered=scope.offered,
+            validate=_validator(ctx),
+        )
+        return await adrive(self.registry, steps)
+
+    async def wrap_tool_validate(
         self,
         ctx: PaiRunContext[Any],
         *,
         call: ToolCallPart,
         tool_def: ToolDefinition,
         args: RawToolArgs,
-        error: ValidationError | ModelRetry,
+        handler: WrapToolValidateHandler,
     ) -> ValidatedToolArgs:
-        """Let ``invalid_tool_call`` answer arguments that fail validation (see the module docstring)."""
-        if not self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
-            raise error
-        invalid = InvalidToolCallContext(
-            tool_name=call.tool_name,
-            args=args if isinstance(args, dict) else {"args": args},
-            call_id=call.tool_call_id,
-            available_tools=[tool_def.name],
-            error=str(error),
-            run=self._turn(ctx),
-        )
-        action = await self.registry.adecide(HookPoint.INVALID_TOOL_CALL, invalid)
-        if action.kind == "retry":
-            raise ModelRetry(action.feedback or "") from error
-        if action.kind == "skip":
-            raise ToolFailed(action.reason) from error
-        raise error
+        """Gate the call on the model's raw arguments, then let pydantic-ai validate the effective ones."""
+        verdict = self._scope.gated.get(call.tool_call_id)
+        if verdict is None:
+            verdict = await self._gate(ctx, call, args, _function_tools(ctx, None) | {tool_def.name})
+            self._scope.gated[call.tool_call_id] = verdict
+        if not verdict.allowed:
+            raise ModelRetry(verdict.text) if verdict.status == "retry" else ToolFailed(verdict.text)
+        try:
+            return await handler(dict(verdict.call.args))
+        except (ValidationError, ModelRetry, ToolFailed) as exc:  # the tool's own args_validator refused them
+            self._scope.gated.pop(call.tool_call_id, None)
+            message = exc.message if isinstance(exc, ModelRetry | ToolFailed) else str(exc)
+            text = await self._failed(verdict.call, exc, message, kind=ToolErrorKind.INVALID_ARGS)
+            if not self.registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+                raise
+            raise (ToolFailed(text) if isinstance(exc, ToolFailed) else ModelRetry(text)) from exc
+
+    async def wrap_tool_execute(
+        self,
+        ctx: PaiRunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: ValidatedToolArgs,
+        handler: WrapToolExecuteHandler,
+    ) -> Any:
+        """Run the tool and report its outcome: a result, or a failure however the tool signalled it."""
+        registry, run = self.registry, self._scope.state.run
+        verdict = self._scope.gated.pop(call.tool_call_id, None)
+        if verdict is None:  # validation was skipped by another capability: never run a call ungated
+            verdict = await self._gate(ctx, call, args, _function_tools(ctx, None) | {tool_def.name})
+            if not verdict.allowed:
+                raise ToolFailed(verdict.text)
+        request = verdict.call
+        started = time.perf_counter()
+        try:
+            raw = await handler(args)
+        except _PASS_THROUGH:
+            raise
+        except (ToolRetryError, ToolFailedError) as exc:  # the tool raised ModelRetry / ToolFailed
+            part = exc.tool_retry if isinstance(exc, ToolRetryError) else exc.tool_failed
+            error = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
+            text = await self._failed(request, error, str(part.content), started)
+            if isinstance(part, ToolReturnPart | RetryPromptPart) and registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+                part.content = text
+            raise
+        except AgentRunError as exc:  # pydantic-ai ends the run (a retry budget spent): report, never swallow
+            await self._failed(request, exc.__cause__ if isinstance(exc.__cause__, Exception) else exc, None, started)
+            raise
+        except Exception as exc:
+            text = await self._failed(request, exc, None, started)
+            if not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+                raise
+            raise ToolFailed(text) from exc
+        ms = (time.perf_counter() - started) * 1000
+        self._scope.ran[call.tool_call_id] = present(raw)  # what the history shows if a result hook stops the run
+        text = await adrive(registry, succeeded(registry, run, request, raw, duration_ms=ms))
+        self._scope.ran.pop(call.tool_call_id, None)
+        return text if registry.has_hooks(HookPoint.TRANSFORM_TOOL_RESULT) else raw
+
+    async def _failed(
+        self,
+        call: ToolCallRequest,
+        error: BaseException,
+        message: str | None,
+        started: float | None = None,
+        kind: ToolErrorKind | None = None,
+    ) -> str:
+        """Report a failed call (`hookreg._lifecycle.failed`); return the text the model should read."""
+        ms = 0.0 if started is None else (time.perf_counter() - started) * 1000
+        steps = failed(self.registry, self._scope.state.run, call, error, kind=kind, message=message, duration_ms=ms)
+        return await adrive(self.registry, steps)
+
+    # --- streamed deltas ----------------------------------------------------------------------
 
     async def on_event(self, ctx: PaiRunContext[Any], *, event: AgentStreamEvent) -> None:
         """Fire ``text_delta``, ``reasoning_delta`` and ``tool_call_delta`` for the streamed answer."""
-        run = dataclasses.replace(self._turn(ctx), is_streaming=True)
+        run = dataclasses.replace(self._scope.state.run, is_streaming=True)
         if isinstance(event, PartStartEvent):
             part = event.part
-            self._aggregated[event.index] = ""
+            self._scope.aggregated[event.index] = ""
             if isinstance(part, ToolCallPart):
-                self._calls[event.index] = (part.tool_call_id, part.tool_name)
+                self._scope.deltas[event.index] = (part.tool_call_id, part.tool_name)
                 await self._tool_delta(run, event.index, part.args if isinstance(part.args, str) else _json(part.args))
             elif isinstance(part, (TextPart, ThinkingPart)):
                 await self._text_delta(run, event.index, part.content, thinking=isinstance(part, ThinkingPart))
@@ -353,7 +521,7 @@ class HookregCapability(AbstractCapability[Any]):
     async def _text_delta(self, run: RunContext, index: int, delta: str, *, thinking: bool) -> None:
         if not delta:
             return
-        aggregated = self._aggregated[index] = self._aggregated.get(index, "") + delta
+        aggregated = self._scope.aggregated[index] = self._scope.aggregated.get(index, "") + delta
         if thinking:
             await self.registry.anotify(
                 HookPoint.REASONING_DELTA, ReasoningDeltaContext(delta=delta, aggregated=aggregated, run=run)
@@ -364,44 +532,10 @@ class HookregCapability(AbstractCapability[Any]):
             )
 
     async def _tool_delta(self, run: RunContext, index: int, delta: str) -> None:
-        call_id, tool_name = self._calls.get(index, ("", ""))
+        call_id, tool_name = self._scope.deltas.get(index, ("", ""))
         if delta:
             ctx = ToolCallDeltaContext(call_id=call_id, tool_name=tool_name or None, delta=delta, run=run)
             await self.registry.anotify(HookPoint.TOOL_CALL_DELTA, ctx)
-
-    async def wrap_tool_execute(
-        self,
-        ctx: PaiRunContext[Any],
-        *,
-        call: ToolCallPart,
-        tool_def: ToolDefinition,
-        args: ValidatedToolArgs,
-        handler: WrapToolExecuteHandler,
-    ) -> Any:
-        """Rewrite, gate, run and observe one tool call (see the class docstring)."""
-        if self._offered is not None and tool_def.name not in self._offered and tool_def.kind == "function":
-            msg = (
-                f"tool {call.tool_name!r} was not offered for this turn; the tools offered are: {sorted(self._offered)}"
-            )
-            raise ToolFailed(msg)
-        tool = _ToolCall(self.registry, self._turn(ctx), call.tool_name, call.tool_call_id)
-        verdict = await tool.gate(args)
-        if not verdict.allowed:
-            raise ToolFailed(verdict.text)
-        effective = verdict.call.args
-        started = time.perf_counter()
-        try:
-            raw = await handler(dict(effective))
-        except Exception as exc:
-            # pydantic-ai's control-flow signals (retry, skip, defer, ToolFailed) are not tool failures.
-            if type(exc).__module__.startswith("pydantic_ai"):
-                raise
-            ms = (time.perf_counter() - started) * 1000
-            message = await tool.failed(effective, exc, str(exc), ms)
-            if not self.registry.has_hooks(HookPoint.ON_TOOL_ERROR):
-                raise
-            raise ToolFailed(message) from exc
-        return await tool.succeeded(effective, raw, (time.perf_counter() - started) * 1000)
 
 
 def hookreg_capability(registry: HookRegistry, *, models: Mapping[str, Model] | None = None) -> HookregCapability:
@@ -418,7 +552,126 @@ def hookreg_capability(registry: HookRegistry, *, models: Mapping[str, Model] | 
     Raises:
         HookTypeError: `registry` is not a `HookRegistry`.
     """
-    return HookregCapability(_require_registry(registry, "a pydantic-ai capability"), models=models)
+    return HookregCapability(require_registry(registry, "a pydantic-ai capability"), models=models)
+
+
+# --- translations ---------------------------------------------------------------------------
+
+
+def _prompt_text(prompt: object) -> str:
+    """The text of a run's prompt: the string, or the string pieces of multimodal content."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list | tuple):
+        return "\n".join(piece for piece in prompt if isinstance(piece, str))
+    return ""
+
+
+def _parse(raw: object) -> object:
+    """The model's arguments as pydantic-ai reads them: JSON text parsed (``""`` is ``{}``), else as given.
+
+    Malformed JSON stays the raw string, which the gate reports as arguments that are not an object.
+    """
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def _args_or_empty(call: ToolCallPart) -> Mapping[str, object]:
+    parsed = _parse(call.args)
+    return parsed if isinstance(parsed, Mapping) else {}
+
+
+def _raw_finish_reason(response: ModelResponse) -> str | None:
+    """The provider's own finish reason when the model reports it, else pydantic-ai's."""
+    details = response.provider_details or {}
+    raw = details.get("finish_reason")
+    return raw if isinstance(raw, str) else response.finish_reason
+
+
+def _tools(ctx: PaiRunContext[Any]) -> Mapping[str, Any]:
+    """The run step's tools by name (`RunContext.tool_manager`, public since it serves sandboxed dispatch)."""
+    manager = ctx.tool_manager
+    return (manager.tools or {}) if manager is not None else {}
+
+
+def _function_tools(ctx: PaiRunContext[Any], request_context: ModelRequestContext | None) -> frozenset[str]:
+    names = {name for name, tool in _tools(ctx).items() if tool.tool_def.kind == "function"}
+    if request_context is not None:
+        names |= {tool.name for tool in request_context.model_request_parameters.function_tools}
+    return frozenset(names)
+
+
+def _all_tools(ctx: PaiRunContext[Any], request_context: ModelRequestContext) -> frozenset[str]:
+    params = request_context.model_request_parameters
+    return frozenset(_tools(ctx)) | {tool.name for tool in (*params.function_tools, *params.output_tools)}
+
+
+def _validator(ctx: PaiRunContext[Any]) -> Any:
+    """The tools' own schema check (`ToolsetTool.args_validator`), for the gate to run before any hook."""
+    tools, context = _tools(ctx), ctx.validation_context
+
+    def validate(name: str, args: Mapping[str, object]) -> None:
+        tool = tools.get(name)
+        if tool is not None:
+            tool.args_validator.validate_python(dict(args), context=context)
+
+    return validate
+
+
+def _rewrite_unknown(messages: list[ModelMessage], rewrites: dict[str, GateResult]) -> None:
+    """Put the gate's text for calls to unknown tools over pydantic-ai's own "unknown tool" retry prompt."""
+    if not rewrites:
+        return
+    for message in messages:
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in message.parts:
+            verdict = rewrites.get(getattr(part, "tool_call_id", ""))
+            if verdict is not None and isinstance(part, ToolReturnPart | RetryPromptPart):
+                part.content = verdict.text
+                if isinstance(part, ToolReturnPart) and verdict.status != "retry":
+                    part.outcome = "failed"
+    rewrites.clear()
+
+
+def _close_dangling(messages: list[ModelMessage], ran: Mapping[str, str]) -> None:
+    """After a stop, give each call of the last answer without a result one in the history.
+
+    A call whose tool ran before a hook stopped the run shows the tool's result
+    (`ran`); any other shows the "not run" notice.
+    """
+    last = max((i for i, m in enumerate(messages) if isinstance(m, ModelResponse)), default=None)
+    if last is None:
+        return
+    names = {part.tool_call_id: part.tool_name for part in messages[last].parts if isinstance(part, ToolCallPart)}
+    later = [m for m in messages[last + 1 :] if isinstance(m, ModelRequest)]
+    answered = {
+        part.tool_call_id
+        for message in later
+        for part in message.parts
+        if isinstance(part, ToolReturnPart | RetryPromptPart)
+    }
+    parts = [
+        ToolReturnPart(
+            tool_name=names[call_id],
+            content=ran.get(call_id, notice),
+            tool_call_id=call_id,
+            outcome="success" if call_id in ran else "failed",
+        )
+        for call_id, notice in unanswered(names, answered)
+    ]
+    if not parts:
+        return
+    if later and messages[-1] is later[-1]:
+        messages[-1] = dataclasses.replace(later[-1], parts=[*later[-1].parts, *parts])
+    else:
+        messages.append(ModelRequest(parts=parts))
 
 
 def _apply(patch: RequestPatch, request_context: ModelRequestContext) -> ModelRequestContext:

@@ -4,23 +4,43 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
-from pydantic_ai import Agent, models
+from pydantic_ai import (
+    Agent,
+    ModelRetry,
+    ToolFailed,
+    UnexpectedModelBehavior,
+    UsageLimitExceeded,
+    UsageLimits,
+    capture_run_messages,
+    models,
+)
+from pydantic_ai import (
+    RunContext as PaiRunContext,
+)
+from pydantic_ai.messages import (
+    FinishReason as FinishReasonLiteral,
+)
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    ModelResponsePart,
     RetryPromptPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
 )
+from pydantic_ai.models import ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.function import (
     AgentInfo,
     DeltaThinkingCalls,
@@ -29,8 +49,10 @@ from pydantic_ai.models.function import (
     DeltaToolCalls,
     FunctionModel,
 )
+from pydantic_ai.settings import ModelSettings
 
 from hookreg import (
+    FinishReason,
     HookPoint,
     HookRegistry,
     HookResult,
@@ -43,6 +65,9 @@ from hookreg import (
     OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
+    OnToolErrorContext,
+    PostToolCallContext,
+    PostToolCallFailureContext,
     PostTurnContext,
     PreModelCallContext,
     PreToolCallDecideContext,
@@ -51,11 +76,26 @@ from hookreg import (
     StopContext,
     StopRun,
     ToolCallDeltaContext,
+    ToolErrorKind,
     TransformToolResultContext,
     TurnAction,
 )
+from hookreg._lifecycle import STOPPED_NOTICE
 from hookreg.adapters.pydantic_ai import HookregCapability, hookreg_capability
-from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario
+from hookreg.testing.conformance import (
+    OTHER_TOOL,
+    SCENARIOS,
+    TOOL_NAME,
+    AgentRun,
+    Answer,
+    Call,
+    RecordingTool,
+    ReportedError,
+    RunReport,
+    RunScenario,
+    Scenario,
+    run_contract_cases,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -180,14 +220,14 @@ def test_session_and_turn_points() -> None:
 
 
 def test_failed_run_ends_session_failed() -> None:
-    """A run that raises fires on_session_end with a failed outcome naming the exception type."""
+    """A run that raises fires on_session_end with a failed outcome describing the exception."""
     registry = HookRegistry()
     ends: list[OnSessionEndContext] = []
     registry.on_session_end(ends.append)
     with pytest.raises(RuntimeError, match="echo failed"):
         drive(registry, RecordingTool(), {"text": "fail"})
     assert [e.outcome.status for e in ends] == ["failed"]
-    assert ends[0].outcome.reason == "RuntimeError"
+    assert ends[0].outcome.reason == "RuntimeError: echo failed"
 
 
 def test_each_run_gets_its_own_run_context() -> None:
@@ -203,7 +243,7 @@ def test_each_run_gets_its_own_run_context() -> None:
 
 
 def test_example_runs() -> None:
-    """examples/adapter_pydantic_ai.py runs offline: a rewritten call is audited; rm -rf and a prompt are denied."""
+    """examples/adapter_pydantic_ai.py runs offline: a call rewritten and audited, rm -rf denied, a failure hinted."""
     example = Path(__file__).resolve().parents[2] / "examples" / "adapter_pydantic_ai.py"
     done = subprocess.run(
         [sys.executable, "-W", "error", str(example)], capture_output=True, text=True, check=False, timeout=120
@@ -213,6 +253,7 @@ def test_example_runs() -> None:
         "audit: shell({'command': 'ls -la', 'timeout': 30}) -> ran 'ls -la' with timeout 30",
         "the tool said: ran 'ls -la' with timeout 30",
         'the tool said: {"error":"rm -rf is not allowed; delete files one by one"}',
+        'the tool said: {"error":"no such file: missing.txt (hint: list the directory first)"}',
         "stopped: prompts must not contain passwords",
     ]
 
@@ -470,7 +511,7 @@ def test_unknown_tool_is_repaired() -> None:
     assert tool.calls == [{"text": "hi"}]
     assert seen == ["hi"]
     assert [(c.tool_name, c.available_tools, c.error) for c in invalid] == [
-        ("ekko", (TOOL_NAME,), "unknown tool 'ekko'")
+        ("ekko", (TOOL_NAME,), "unknown tool 'ekko'; the tools offered are: echo")
     ]
 
 
@@ -484,7 +525,7 @@ def test_unknown_tool_is_repaired() -> None:
     ids=["retry", "skip", "fail"],
 )
 def test_invalid_arguments_go_to_invalid_tool_call(action: InvalidToolCallAction, expected: str) -> None:
-    """Invalid arguments reach invalid_tool_call: retry and skip send their text; fail keeps pydantic-ai's."""
+    """Invalid arguments reach invalid_tool_call: retry and skip send their text; fail reports the schema error."""
     registry = HookRegistry()
     errors: list[str] = []
 
@@ -571,3 +612,596 @@ def test_a_deny_without_a_reason_never_runs_the_tool() -> None:
     seen = drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model
     assert tool.calls == []
     assert "careless" in seen
+
+
+# --- the run contract -----------------------------------------------------------------
+
+
+class KitModel(FunctionModel):
+    """A FunctionModel playing the kit's answers, reporting finish reasons, response ids and a model name."""
+
+    def __init__(self, answers: tuple[Answer, ...]) -> None:
+        self.answers = answers
+        super().__init__(self._respond, stream_function=self._stream, model_name="kit-model")
+
+    @staticmethod
+    def _index(messages: list[ModelMessage]) -> int:
+        """Which answer is due: one per model response already in the run's history."""
+        return sum(isinstance(m, ModelResponse) for m in messages)
+
+    async def _play(self, messages: list[ModelMessage]) -> Answer:
+        answer = self.answers[self._index(messages)]
+        if answer.hang:
+            await asyncio.Event().wait()
+        if answer.error is not None:
+            raise answer.error
+        return answer
+
+    def _details(self, messages: list[ModelMessage]) -> tuple[FinishReasonLiteral, dict[str, Any], str]:
+        """pydantic-ai's finish reason, the provider's own spelling, and the response id of the due answer."""
+        answer = self.answers[self._index(messages)]
+        finish: FinishReasonLiteral = "tool_call" if answer.calls else "stop"
+        raw = "tool_use" if answer.calls else "end_turn"
+        if answer.truncated:
+            finish, raw = "length", "max_tokens"
+        return finish, {"finish_reason": raw}, f"resp-{self._index(messages) + 1}"
+
+    async def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        answer = await self._play(messages)
+        parts: list[ModelResponsePart] = [TextPart(answer.text)] if answer.text else []
+        parts += [
+            ToolCallPart(c.tool_name, c.args if isinstance(c.args, str) else dict(c.args), tool_call_id=c.call_id)
+            for c in answer.calls
+        ]
+        finish, details, response_id = self._details(messages)
+        return ModelResponse(
+            parts=parts, finish_reason=finish, provider_details=details, provider_response_id=response_id
+        )
+
+    async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        answer = await self._play(messages)
+        for index, c in enumerate(answer.calls):
+            args = c.args if isinstance(c.args, str) else json.dumps(dict(c.args))
+            yield {index: DeltaToolCall(name=c.tool_name, json_args=args, tool_call_id=c.call_id)}
+        if not answer.calls:
+            yield answer.text
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: PaiRunContext[Any] | None = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        """Stream the due answer, then report its finish reason and id as a provider's stream does."""
+        async with super().request_stream(messages, model_settings, model_request_parameters, run_context) as stream:
+            stream.finish_reason, stream.provider_details, stream.provider_response_id = self._details(messages)
+            yield stream
+
+
+def _read(messages: list[ModelMessage]) -> dict[str, str]:
+    """Call id → the text the model read for that call, from a run's message history."""
+    read: dict[str, str] = {}
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, ToolReturnPart):
+                read[part.tool_call_id] = part.model_response_str()
+            elif isinstance(part, RetryPromptPart) and part.tool_name is not None:
+                read[part.tool_call_id] = part.model_response()
+    return read
+
+
+class PydanticAIWiring:
+    """One agent with the adapter's capability, reused by every run."""
+
+    def __init__(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> None:
+        self.agent: Agent[None, str] = Agent(
+            KitModel((Answer(text="unused"),)), capabilities=[hookreg_capability(registry)], name="kit", retries=3
+        )
+        for name in tools:
+            self.agent.tool_plain(name=name)(_kit_tool(tools, name))
+
+    async def run(self, answers: tuple[Answer, ...], *, prompt: str, streamed: bool) -> RunReport:
+        model = KitModel(answers)
+        if streamed:
+            async with self.agent.run_stream(prompt, model=model) as result:
+                output = await result.get_output()
+                messages = result.all_messages()
+        else:
+            done = await self.agent.run(prompt, model=model)
+            output, messages = done.output, done.all_messages()
+        return RunReport(tool_messages=_read(messages), output=output)
+
+
+def _kit_tool(tools: Mapping[str, Callable[..., str]], name: str) -> Callable[..., str]:
+    def tool(text: str, prefix: str = "", suffix: str = "") -> str:
+        """Echo text between a prefix and a suffix."""
+        try:
+            return tools[name](text=text, prefix=prefix, suffix=suffix)
+        except ReportedError as exc:
+            raise ModelRetry(str(exc)) from exc
+
+    tool.__name__ = name
+    return tool
+
+
+class PydanticAIFramework:
+    """pydantic-ai for the run-contract kit."""
+
+    name = "pydantic-ai"
+    streams = True
+    stop_raises = True
+    limits: Mapping[str, str] = {}
+
+    def wire(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> PydanticAIWiring:
+        return PydanticAIWiring(registry, tools)
+
+
+FRAMEWORK = PydanticAIFramework()
+DONE = Answer(text="done")
+
+
+@pytest.mark.parametrize(
+    ("scenario", "streamed"),
+    run_contract_cases(FRAMEWORK),
+    ids=lambda v: v.name if isinstance(v, RunScenario) else ("streamed" if v else "blocking"),
+)
+def test_run_contract(scenario: RunScenario, streamed: bool) -> None:
+    """The pydantic-ai adapter honours every row of the run contract, blocking and streamed."""
+    with models.override_allow_model_requests(False):
+        scenario.check(FRAMEWORK, streamed=streamed)
+
+
+# --- the issue-12 defects, each pinned ------------------------------------------------------
+
+
+def kit_wiring(registry: HookRegistry, echo_body: Callable[..., str] | None = None) -> PydanticAIWiring:
+    """The kit's agent (tools echo and other) over `registry`; echo runs `echo_body` when given."""
+    tools: dict[str, Callable[..., str]] = {TOOL_NAME: echo_body or RecordingTool(), OTHER_TOOL: RecordingTool()}
+    return PydanticAIWiring(registry, tools)
+
+
+def echo_call(args: Mapping[str, object] | str = "", call_id: str = "call-1") -> Answer:
+    """One answer calling echo with `args` (default ``{"text": "hi"}``)."""
+    return Answer(calls=(Call(args or {"text": "hi"}, call_id=call_id),))
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+@pytest.mark.parametrize("where", ["gate", "interaction"])
+def test_a_deny_with_an_empty_reason_never_runs_the_tool(where: str, streamed: bool) -> None:
+    """A gate's deny("") and an on_interaction answer deny("") both refuse the call: only .allowed decides."""
+    registry, tool = HookRegistry(), RecordingTool()
+    denied: list[object] = []
+    registry.permission_denied(denied.append)
+    if where == "gate":
+        registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult.deny(""), name="silent")
+    else:
+        registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
+        registry.register(HookPoint.ON_INTERACTION, lambda ctx: HookResult.deny(""), name="silent")
+    report = asyncio.run(kit_wiring(registry, tool).run((echo_call(), DONE), prompt="go", streamed=streamed))
+    assert tool.calls == []
+    assert len(denied) == 1
+    assert "silent" in report.tool_messages["call-1"]
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+@pytest.mark.parametrize("signal", [ModelRetry, ToolFailed])
+def test_model_retry_and_tool_failed_are_failures(signal: type[Exception], streamed: bool) -> None:
+    """A tool's ModelRetry or ToolFailed fires post_tool_call_failure then on_tool_error, whose text the model reads."""
+    registry = HookRegistry()
+    fired: list[str] = []
+    errors: list[BaseException] = []
+    registry.post_tool_call(lambda ctx: fired.append("post_tool_call"))
+    registry.transform_tool_result(lambda ctx: fired.append("transform_tool_result"))
+    registry.post_tool_call_failure(lambda ctx: fired.append("post_tool_call_failure"))
+
+    @registry.on_tool_error
+    def explain(ctx: OnToolErrorContext) -> str:
+        fired.append("on_tool_error")
+        errors.append(ctx.error)
+        return f"hook says: {ctx.message} / try other text"
+
+    def refuse(**kwargs: object) -> str:
+        raise signal("echo needs other text")
+
+    report = asyncio.run(kit_wiring(registry, refuse).run((echo_call(), DONE), prompt="go", streamed=streamed))
+    assert fired == ["post_tool_call_failure", "on_tool_error"]
+    assert isinstance(errors[0], signal)
+    assert str(errors[0]) == "echo needs other text"
+    read = report.tool_messages["call-1"]
+    assert "hook says: echo needs other text / try other text" in read
+
+
+def test_model_retry_without_on_tool_error_keeps_pydantic_ais_text() -> None:
+    """Without on_tool_error hooks a ModelRetry still fires post_tool_call_failure; the model reads its own text."""
+    registry = HookRegistry()
+    failures: list[PostToolCallFailureContext] = []
+    registry.post_tool_call_failure(failures.append)
+
+    def refuse(**kwargs: object) -> str:
+        raise ModelRetry("echo needs other text")
+
+    report = asyncio.run(kit_wiring(registry, refuse).run((echo_call(), DONE), prompt="go", streamed=False))
+    assert [f.call_id for f in failures] == ["call-1"]
+    assert "echo needs other text" in report.tool_messages["call-1"]
+
+
+def test_a_spent_retry_budget_is_reported_and_still_ends_the_run() -> None:
+    """A tool that keeps raising ModelRetry past its budget fires its failures, and pydantic-ai still ends the run."""
+    registry = HookRegistry()
+    failures: list[PostToolCallFailureContext] = []
+    ends: list[OnSessionEndContext] = []
+    registry.post_tool_call_failure(failures.append)
+    registry.on_session_end(ends.append)
+    registry.on_tool_error(lambda ctx: "swallowed?")
+
+    def refuse(**kwargs: object) -> str:
+        raise ModelRetry("again")
+
+    answers = (*(echo_call(call_id=f"call-{n}") for n in range(6)), DONE)
+    with pytest.raises(UnexpectedModelBehavior, match="exceeded max retries"):
+        asyncio.run(kit_wiring(registry, refuse).run(answers, prompt="go", streamed=False))
+    assert len(failures) == 4  # three retries allowed (retries=3), the fourth spends the budget
+    assert [e.outcome.status for e in ends] == ["failed"]
+
+
+async def _hanging_run(registry: HookRegistry, streamed: bool) -> None:
+    wiring = kit_wiring(registry)
+    await wiring.run((Answer(hang=True),), prompt="go", streamed=streamed)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_a_cancelled_run_ends_cancelled_once(streamed: bool) -> None:
+    """Cancelling a run's task ends its session cancelled, exactly once, even with an async observer that awaits."""
+    registry = HookRegistry()
+    ends: list[OnSessionEndContext] = []
+    started = asyncio.Event()
+    registry.on_session_start(lambda ctx: started.set())
+
+    @registry.on_session_end
+    async def record(ctx: OnSessionEndContext) -> None:
+        await asyncio.sleep(0)
+        ends.append(ctx)
+
+    async def main() -> None:
+        task = asyncio.ensure_future(_hanging_run(registry, streamed))
+        await started.wait()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("cancelled", "CancelledError")]
+
+
+def test_leaving_an_iter_loop_early_ends_cancelled_once() -> None:
+    """Breaking out of agent.iter after the first node ends the session cancelled, exactly once."""
+    registry = HookRegistry()
+    ends: list[OnSessionEndContext] = []
+    registry.on_session_end(ends.append)
+    wiring = kit_wiring(registry)
+
+    async def main() -> None:
+        async with wiring.agent.iter("go", model=KitModel((echo_call(), DONE))) as run:
+            async for _node in run:
+                break
+
+    asyncio.run(main())
+    assert [e.outcome.status for e in ends] == ["cancelled"]
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_a_model_error_ends_failed_and_a_stop_ends_stopped(streamed: bool) -> None:
+    """A model error ends the session failed; a StopRun reaches the caller as the same object and ends it stopped."""
+    registry = HookRegistry()
+    ends: list[OnSessionEndContext] = []
+    registry.on_session_end(ends.append)
+    with pytest.raises(RuntimeError, match="model is down"):
+        asyncio.run(
+            kit_wiring(registry).run((Answer(error=RuntimeError("model is down")),), prompt="go", streamed=streamed)
+        )
+    stop = StopRun("enough")
+
+    @registry.post_tool_call
+    def halt(ctx: PostToolCallContext) -> None:
+        raise stop
+
+    with pytest.raises(StopRun) as raised:
+        asyncio.run(kit_wiring(registry).run((echo_call(), DONE), prompt="go", streamed=streamed))
+    assert raised.value is stop
+    assert [(e.outcome.status, e.outcome.reason) for e in ends] == [
+        ("failed", "RuntimeError: model is down"),
+        ("stopped", "enough"),
+    ]
+
+
+@pytest.mark.parametrize("point", [HookPoint.USER_PROMPT_SUBMIT, HookPoint.PRE_TURN])
+def test_a_run_level_ask_notifies_then_asks(point: HookPoint) -> None:
+    """An ask at user_prompt_submit or pre_turn fires notification, then on_interaction; approval lets the run go on."""
+    registry = HookRegistry()
+    order: list[str] = []
+    registry.register(point, lambda ctx: HookResult.ask("start?"), name="asker")
+    registry.notification(lambda ctx: order.append(f"notification: {ctx.message}"))
+
+    @registry.on_interaction
+    def approve(ctx: OnInteractionContext) -> HookResult:
+        order.append(f"on_interaction: {ctx.question}")
+        return HookResult.allow()
+
+    report = asyncio.run(kit_wiring(registry).run((Answer(text="done"),), prompt="go", streamed=False))
+    assert report.output == "done"
+    assert order[:2] == ["notification: approval needed: start?", "on_interaction: start?"]
+
+
+def test_an_unanswered_run_level_ask_stops_the_run() -> None:
+    """A pre_turn ask nobody approves raises StopRun before the model is called; the session ends stopped."""
+    registry = HookRegistry()
+    ends: list[OnSessionEndContext] = []
+    registry.on_session_end(ends.append)
+    registry.pre_turn(lambda ctx: HookResult.ask("start?"))
+    with pytest.raises(StopRun):
+        asyncio.run(kit_wiring(registry).run((Answer(hang=True),), prompt="go", streamed=False))
+    assert [e.outcome.status for e in ends] == ["stopped"]
+
+
+def test_a_tool_ask_notifies_before_on_interaction() -> None:
+    """A gate's ask fires notification naming the tool before on_interaction is asked."""
+    registry, tool = HookRegistry(), RecordingTool()
+    order: list[str] = []
+    registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
+    registry.notification(lambda ctx: order.append("notification"))
+
+    @registry.on_interaction
+    def approve(ctx: OnInteractionContext) -> HookResult:
+        order.append(f"on_interaction({ctx.tool_name})")
+        return HookResult.allow()
+
+    asyncio.run(kit_wiring(registry, tool).run((echo_call(), DONE), prompt="go", streamed=False))
+    assert order == ["notification", "on_interaction(echo)"]
+    assert tool.calls == [{"text": "hi"}]
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+@pytest.mark.parametrize(
+    ("args", "offered", "raw"),
+    [
+        ('["hi"]', None, ["hi"]),
+        ('{"text": "hi', None, '{"text": "hi'),
+        ({"prefix": "no text"}, None, {"prefix": "no text"}),
+        ({"text": "hi"}, frozenset({OTHER_TOOL}), {"text": "hi"}),
+    ],
+    ids=["not-an-object", "malformed-json", "fails-the-schema", "not-offered"],
+)
+def test_invalid_calls_reach_invalid_tool_call_and_never_run(
+    args: Mapping[str, object] | str, offered: frozenset[str] | None, raw: object, streamed: bool
+) -> None:
+    """Arguments that are no object or no JSON, fail the schema, or name a tool not offered reach invalid_tool_call."""
+    registry, tool = HookRegistry(), RecordingTool()
+    invalid: list[InvalidToolCallContext] = []
+    kinds: list[ToolErrorKind] = []
+    registry.invalid_tool_call(invalid.append)  # returns None: the default, fail
+    registry.on_tool_error(lambda ctx: kinds.append(ctx.kind))
+    if offered is not None:
+        registry.pre_model_call(lambda ctx: RequestPatch(active_tools=offered))
+    report = asyncio.run(kit_wiring(registry, tool).run((echo_call(args), DONE), prompt="go", streamed=streamed))
+    assert tool.calls == []
+    assert len(invalid) == 1
+    assert invalid[0].raw_args == raw
+    assert invalid[0].args == (raw if isinstance(raw, Mapping) else {})
+    assert kinds == [ToolErrorKind.NOT_FOUND if offered else ToolErrorKind.INVALID_ARGS]
+    assert "Error: " in report.tool_messages["call-1"]
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_finished_turns_carry_mapped_reasons_ids_and_model(streamed: bool) -> None:
+    """model_turn_finished maps the finish reason, keeps the provider's spelling, and fills message_id and model."""
+    registry = HookRegistry()
+    finished: list[ModelTurnFinishedContext] = []
+
+    @registry.model_turn_finished
+    def judge(ctx: ModelTurnFinishedContext) -> TurnAction:
+        finished.append(ctx)
+        return TurnAction.continue_run()
+
+    asyncio.run(kit_wiring(registry).run((echo_call(), DONE), prompt="go", streamed=streamed))
+    assert [(c.finish_reason, c.raw_finish_reason) for c in finished] == [
+        (FinishReason.TOOL_CALLS, "tool_use"),
+        (FinishReason.STOP, "end_turn"),
+    ]
+    assert [c.message_id for c in finished] == ["resp-1", "resp-2"]
+    assert {c.model for c in finished} == {"kit-model"}
+    assert [c.turn for c in finished] == [1, 2]
+
+
+def test_pydantic_ais_own_finish_reason_is_mapped_when_the_provider_gives_none() -> None:
+    """Without provider details, pydantic-ai's normalised 'tool_call' maps to TOOL_CALLS and stays the raw reason."""
+    registry = HookRegistry()
+    reasons: list[tuple[FinishReason | None, str | None]] = []
+
+    @registry.model_turn_finished
+    def judge(ctx: ModelTurnFinishedContext) -> TurnAction:
+        reasons.append((ctx.finish_reason, ctx.raw_finish_reason))
+        return TurnAction.continue_run()
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart(TOOL_NAME, {"text": "hi"})], finish_reason="tool_call")
+        return ModelResponse(parts=[TextPart("done")])
+
+    asyncio.run(make_agent(registry, RecordingTool(), FunctionModel(respond)).run("go"))
+    assert reasons == [(FinishReason.TOOL_CALLS, "tool_call"), (None, None)]
+
+
+def test_turns_and_turn_scratchpads_are_per_run_on_a_shared_capability() -> None:
+    """One capability shared by two concurrent runs: each counts turns from 1 with a fresh turn scratchpad per turn."""
+    registry = HookRegistry()
+    seen: list[tuple[str, int, bool]] = []
+
+    @registry.pre_turn
+    async def mark(ctx: PreTurnContext) -> HookResult:
+        seen.append((ctx.run.run_id, ctx.turn, _Mark in ctx.run.turn_scratchpad))
+        ctx.run.turn_scratchpad.insert(_Mark())
+        await asyncio.sleep(0)
+        return HookResult.allow()
+
+    wiring = kit_wiring(registry)
+
+    async def both() -> None:
+        await asyncio.gather(*(wiring.run((echo_call(), DONE), prompt="go", streamed=False) for _ in range(2)))
+
+    asyncio.run(both())
+    by_run: dict[str, list[tuple[int, bool]]] = {}
+    for run_id, turn, marked in seen:
+        by_run.setdefault(run_id, []).append((turn, marked))
+    assert sorted(by_run.values()) == [[(1, False), (2, False)], [(1, False), (2, False)]]
+
+
+class _Mark:
+    """Put in a turn's scratchpad."""
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_no_dangling_tool_call_after_a_stop(streamed: bool) -> None:
+    """After a gate stops the run on the second of two parallel calls, every call has a result in the history."""
+    registry = HookRegistry()
+
+    @registry.pre_tool_call_decide
+    def halt_on_b(ctx: PreToolCallDecideContext) -> HookResult:
+        if ctx.args.get("text") == "b":
+            raise StopRun("no b")
+        return HookResult.allow()
+
+    calls = (Call({"text": "a"}, call_id="call-a"), Call({"text": "b"}, call_id="call-b"))
+    with capture_run_messages() as messages, pytest.raises(StopRun, match="no b"):
+        asyncio.run(kit_wiring(registry).run((Answer(calls=calls), DONE), prompt="go", streamed=streamed))
+    called = [p.tool_call_id for m in messages for p in m.parts if isinstance(p, ToolCallPart)]
+    answered = {
+        p.tool_call_id: p.model_response_str() for m in messages for p in m.parts if isinstance(p, ToolReturnPart)
+    }
+    assert called == ["call-a", "call-b"]
+    assert set(answered) == {"call-a", "call-b"}
+    assert STOPPED_NOTICE in answered["call-b"]
+
+
+def _import_adapter_with(monkeypatch: pytest.MonkeyPatch, installed: str) -> None:
+    """Execute the adapter module afresh (under another name) while pydantic-ai-slim reports `installed`."""
+    import importlib.metadata
+    import importlib.util
+
+    import hookreg.adapters.pydantic_ai as adapter
+
+    real = importlib.metadata.version
+    monkeypatch.setattr(
+        importlib.metadata, "version", lambda name: installed if name == "pydantic-ai-slim" else real(name)
+    )
+    spec = importlib.util.spec_from_file_location("hookreg_pydantic_ai_probe", adapter.__file__)
+    assert spec is not None
+    assert spec.loader is not None
+    probe = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, probe)  # dataclasses look their module up while it executes
+    spec.loader.exec_module(probe)
+
+
+def test_a_too_old_pydantic_ai_is_refused_naming_the_version_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing the adapter over pydantic-ai-slim 2.63 raises ImportError naming 2.64, not "not installed"."""
+    with pytest.raises(ImportError, match=r"pydantic-ai-slim 2\.63\.0 is installed, but .*>=2\.64"):
+        _import_adapter_with(monkeypatch, "2.63.0")
+
+
+@pytest.mark.parametrize("installed", ["2.64.0", "2.68.1", "3.0.0.dev1", "unknown"])
+def test_a_recent_or_unreadable_version_imports(monkeypatch: pytest.MonkeyPatch, installed: str) -> None:
+    """The floor release, newer ones and versions that are not numbers import without complaint."""
+    _import_adapter_with(monkeypatch, installed)
+
+
+@pytest.mark.parametrize("signal", [ModelRetry, ToolFailed])
+def test_a_tool_args_validator_refusal_is_an_invalid_args_failure(signal: type[Exception]) -> None:
+    """A tool's args_validator refusing the gated args fires the failure points (INVALID_ARGS); the tool never runs."""
+    registry, tool = HookRegistry(), RecordingTool()
+    errors: list[OnToolErrorContext] = []
+    registry.post_tool_call(lambda ctx: pytest.fail("post_tool_call fired for refused arguments"))
+
+    @registry.on_tool_error
+    def explain(ctx: OnToolErrorContext) -> str:
+        errors.append(ctx)
+        return f"hook says: {ctx.message}"
+
+    def no_shouting(ctx: object, text: str) -> None:
+        if text.isupper():
+            raise signal("no shouting")
+
+    agent = Agent(KitModel((echo_call({"text": "HI"}), DONE)), capabilities=[hookreg_capability(registry)])
+
+    @agent.tool_plain(name=TOOL_NAME, args_validator=no_shouting)
+    def echo(text: str) -> str:
+        """Echo text."""
+        return tool(text=text)
+
+    result = asyncio.run(agent.run("go"))
+    assert tool.calls == []
+    assert [(e.kind, str(e.error)) for e in errors] == [(ToolErrorKind.INVALID_ARGS, "no shouting")]
+    assert "hook says: no shouting" in _read(result.all_messages())["call-1"]
+
+
+def test_a_call_that_ran_before_the_stop_keeps_its_result_in_the_history() -> None:
+    """A post_tool_call observer stopping the run after echo ran: the history shows echo's result, not a notice."""
+    registry = HookRegistry()
+
+    @registry.post_tool_call
+    def halt(ctx: PostToolCallContext) -> None:
+        raise StopRun("seen enough")
+
+    with capture_run_messages() as messages, pytest.raises(StopRun, match="seen enough"):
+        asyncio.run(kit_wiring(registry).run((echo_call({"text": "ran"}), DONE), prompt="go", streamed=False))
+    answered = {
+        p.tool_call_id: p.model_response_str() for m in messages for p in m.parts if isinstance(p, ToolReturnPart)
+    }
+    assert answered == {"call-1": "ran"}
+
+
+def test_a_call_id_reused_on_a_later_turn_is_gated_afresh() -> None:
+    """A model reusing call id call-1 on the next turn gets the gate's verdict on the new arguments, not a stale one."""
+    registry, tool = HookRegistry(), RecordingTool()
+    gated: list[str] = []
+
+    @registry.pre_tool_call_decide
+    def no_a(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(str(ctx.args["text"]))
+        return HookResult.deny("not a") if ctx.args["text"] == "a" else HookResult.allow()
+
+    answers = (echo_call({"text": "a"}), echo_call({"text": "b"}), DONE)
+    asyncio.run(kit_wiring(registry, tool).run(answers, prompt="go", streamed=False))
+    assert gated == ["a", "b"]
+    assert tool.calls == [{"text": "b"}]
+
+
+def test_an_unknown_call_shows_the_hooks_text_even_when_the_run_ends_before_the_next_request() -> None:
+    """A run ended by pydantic-ai's request limit right after a call to an unknown tool keeps the skip reason."""
+    registry = HookRegistry()
+    registry.invalid_tool_call(lambda ctx: InvalidToolCallAction.skip("no such tool: nope"))
+    answers = (Answer(calls=(Call({"text": "hi"}, tool_name="nope"),)), DONE)
+    agent = kit_wiring(registry).agent
+    with capture_run_messages() as messages, pytest.raises(UsageLimitExceeded):
+        asyncio.run(agent.run("go", model=KitModel(answers), usage_limits=UsageLimits(request_limit=1)))
+    assert _read(messages)["call-1"].count("no such tool: nope") == 1
+
+
+def test_pydantic_ais_normalised_reason_wins_over_an_unfamiliar_provider_spelling() -> None:
+    """A provider spelling hookreg does not know keeps pydantic-ai's mapping ('error') and stays the raw reason."""
+    registry = HookRegistry()
+    reasons: list[tuple[FinishReason | None, str | None]] = []
+
+    @registry.model_turn_finished
+    def judge(ctx: ModelTurnFinishedContext) -> TurnAction:
+        reasons.append((ctx.finish_reason, ctx.raw_finish_reason))
+        return TurnAction.continue_run()
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        details = {"finish_reason": "MALFORMED_FUNCTION_CALL"}
+        return ModelResponse(parts=[TextPart("done")], finish_reason="error", provider_details=details)
+
+    asyncio.run(make_agent(registry, RecordingTool(), FunctionModel(respond)).run("go"))
+    assert reasons == [(FinishReason.ERROR, "MALFORMED_FUNCTION_CALL")]
