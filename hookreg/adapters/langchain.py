@@ -258,14 +258,15 @@ async def _adrive(
 class _Run:
     """One agent run: its `RunState`, the tools of its latest model request, and how it stopped."""
 
-    __slots__ = ("key", "offered", "raw_args", "state", "stop", "tools")
+    __slots__ = ("key", "offered", "raw_args", "state", "stop", "streamed", "tools")
 
     def __init__(self, key: str, state: RunState) -> None:
         self.key = key
         self.state = state
         self.tools: dict[str, BaseTool] = {}
         self.offered: frozenset[str] | None = None
-        self.raw_args: dict[str, object] = {}
+        self.raw_args: dict[str, object] = {}  # call id -> the model's argument text, when it is not an object
+        self.streamed: dict[str, str] = {}  # call id -> its argument text as the latest model call streamed it
         self.stop: StopRun | None = None
 
 
@@ -319,13 +320,27 @@ def _raw(args: object) -> object:
         return args
 
 
+def _object_text(text: str) -> bool:
+    """Whether streamed argument text is a JSON object (or empty, which LangChain reads as no arguments)."""
+    try:
+        return not text or isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
 def _with_invalid_calls(answer: AIMessage, run: _Run) -> AIMessage | None:
     """`answer` with its ``invalid_tool_calls`` turned into tool calls (args ``{}``), or ``None`` when it has none.
 
     LangChain's agent loop runs only ``tool_calls``; as calls, the invalid ones
     reach ``wrap_tool_call``, which gates the model's raw arguments (kept in
-    `run`) and so answers each of them.
+    `run`) and so answers each of them. A call whose streamed argument text
+    is not a JSON object (LangChain completed truncated JSON) is gated on
+    that text too.
     """
+    for parsed in answer.tool_calls:
+        text = run.streamed.get(parsed["id"] or "")
+        if text is not None and not _object_text(text):
+            run.raw_args[parsed["id"] or ""] = _raw(text)
     invalid = [c for c in answer.invalid_tool_calls if c.get("id")]
     if not invalid:
         return None
@@ -407,10 +422,16 @@ def _finished(run: _Run, answer: AIMessage) -> ModelTurnFinishedContext:
 
 
 class _Stream:
-    """One model call's stream, turned into delta contexts (text and reasoning aggregated)."""
+    """One model call's stream, turned into delta contexts (text and reasoning aggregated).
 
-    def __init__(self, run: RunContext) -> None:
-        self.run, self.text, self.reasoning = run, "", ""
+    It also keeps each tool call's argument text as streamed, in `args` (call
+    id -> text): LangChain parses it leniently when it joins the chunks
+    (truncated JSON is completed), so only the streamed text tells a
+    malformed argument text apart.
+    """
+
+    def __init__(self, run: RunContext, args: dict[str, str]) -> None:
+        self.run, self.text, self.reasoning, self.args = run, "", "", args
         self.calls: dict[object, tuple[str, str | None]] = {}  # a chunk's index -> its call's id and name
 
     def deltas(self, chunk: GenerationChunk | ChatGenerationChunk | None) -> list[_Delta]:
@@ -430,6 +451,8 @@ class _Stream:
         for piece in message.tool_call_chunks:  # read here: content_blocks drops them from a last chunk
             known = self.calls.get(piece["index"], ("", None))
             call = self.calls[piece["index"]] = (piece["id"] or known[0], piece["name"] or known[1])
+            if call[0]:
+                self.args[call[0]] = self.args.get(call[0], "") + (piece["args"] or "")
             out.append(
                 ToolCallDeltaContext(call_id=call[0], tool_name=call[1], delta=piece["args"] or "", run=self.run)
             )
@@ -449,8 +472,8 @@ class _Deltas(BaseCallbackHandler):
 
     raise_error = True
 
-    def __init__(self, registry: HookRegistry, run: RunContext) -> None:
-        self.registry, self.stream = registry, _Stream(run)
+    def __init__(self, registry: HookRegistry, run: RunContext, args: dict[str, str]) -> None:
+        self.registry, self.stream = registry, _Stream(run, args)
 
     def on_llm_new_token(
         self,
@@ -468,8 +491,8 @@ class _AsyncDeltas(AsyncCallbackHandler):
 
     raise_error = True
 
-    def __init__(self, registry: HookRegistry, run: RunContext) -> None:
-        self.registry, self.stream = registry, _Stream(run)
+    def __init__(self, registry: HookRegistry, run: RunContext, args: dict[str, str]) -> None:
+        self.registry, self.stream = registry, _Stream(run, args)
 
     async def on_llm_new_token(
         self,
@@ -683,9 +706,9 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
             if any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
                 request = yield from self._patched(run, request)
             run.offered = frozenset(_tool_name(t) for t in request.tools)
-            if any(self.registry.has_hooks(point) for point in _DELTA_POINTS):
-                deltas = (_AsyncDeltas if asynchronous else _Deltas)(self.registry, run.state.run)
-                request = _observed(request, deltas)
+            run.streamed = {}
+            deltas = (_AsyncDeltas if asynchronous else _Deltas)(self.registry, run.state.run, run.streamed)
+            request = _observed(request, deltas)
             return (yield _Call(request))
         except BaseException as error:
             yield from self._fail(run, error)

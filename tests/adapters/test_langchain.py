@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import runpy
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.chat_models import generate_from_stream
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.tool import tool_call_chunk
-from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
-from langchain_core.tools import StructuredTool
+from langchain_core.tools import StructuredTool, ToolException
 from pydantic import Field
 
 from hookreg import (
@@ -48,7 +51,18 @@ from hookreg import (
     UserPromptSubmitContext,
 )
 from hookreg.adapters.langchain import HookregMiddleware
-from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario
+from hookreg.testing.conformance import (
+    SCENARIOS,
+    TOOL_NAME,
+    AgentRun,
+    Answer,
+    RecordingTool,
+    ReportedError,
+    RunReport,
+    RunScenario,
+    Scenario,
+    run_contract_cases,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -245,25 +259,25 @@ def test_context_types_reach_hooks() -> None:
 
 
 def test_prompt_deny_ends_the_run_with_its_reason() -> None:
-    """A user_prompt_submit deny ends the run before any model call; its reason is the answer."""
+    """A user_prompt_submit deny stops the run before any model call: StopRun with its reason, session stopped."""
     registry, turns, ends = HookRegistry(), list[object](), list[OnSessionEndContext]()
     registry.user_prompt_submit(lambda ctx: HookResult.deny("prompts about echo are closed"))
     registry.post_turn(turns.append)
     registry.on_session_end(ends.append)
-    messages = run_agent(registry, RecordingTool(), [AIMessage(content="never")])
-    assert messages[-1].text == "prompts about echo are closed"
+    with pytest.raises(StopRun, match="prompts about echo are closed"):
+        run_agent(registry, RecordingTool(), [AIMessage(content="never")])
     assert turns == []
     assert [(e.outcome.status, e.outcome.turns) for e in ends] == [("stopped", 0)]
 
 
 def test_pre_turn_deny_ends_the_run() -> None:
-    """A pre_turn deny on the second turn stops the run before the model is called again."""
+    """A pre_turn deny on the second turn stops the run (StopRun) before the model is called again."""
     registry, tool, ends = HookRegistry(), RecordingTool(), list[OnSessionEndContext]()
     registry.pre_turn(lambda ctx: HookResult.deny("turn budget spent") if ctx.turn > 1 else HookResult.allow())
     registry.on_session_end(ends.append)
-    messages = run_agent(registry, tool, [tool_call({"text": "hi"}), AIMessage(content="never")])
+    with pytest.raises(StopRun, match="turn budget spent"):
+        run_agent(registry, tool, [tool_call({"text": "hi"}), AIMessage(content="never")])
     assert tool.calls == [{"text": "hi"}]
-    assert messages[-1].text == "turn budget spent"
     assert [(e.outcome.status, e.outcome.reason, e.outcome.turns) for e in ends] == [
         ("stopped", "turn budget spent", 1)
     ]
@@ -483,7 +497,7 @@ def test_invalid_tool_call_repairs_an_unknown_tool(asynchronous: bool) -> None:
     assert (tool.calls, gated) == ([{"text": "hi"}], [TOOL_NAME])
     [ctx] = seen
     assert (ctx.tool_name, ctx.available_tools) == ("ecko", (TOOL_NAME,))
-    assert "ecko is not a valid tool" in ctx.error
+    assert "unknown tool 'ecko'" in ctx.error
 
 
 @pytest.mark.parametrize(
@@ -491,7 +505,7 @@ def test_invalid_tool_call_repairs_an_unknown_tool(asynchronous: bool) -> None:
     [
         (InvalidToolCallAction.retry("Call echo with a text."), "Call echo with a text."),
         (InvalidToolCallAction.skip("skipped"), "skipped"),
-        (InvalidToolCallAction.fail(), "Error invoking tool 'echo'"),
+        (InvalidToolCallAction.fail(), "bad arguments for 'echo': text: Field required"),
     ],
     ids=["retry", "skip", "fail"],
 )
@@ -624,3 +638,181 @@ def test_async_delta_hooks_fire_under_astream() -> None:
 
     asyncio.run(consume())
     assert seen == EXPECTED_DELTAS
+
+
+# --- the run contract --------------------------------------------------------------
+
+
+@dataclass
+class Script:
+    """One run's scripted model answers, played in order."""
+
+    answers: tuple[Answer, ...]
+    played: int = 0
+
+    def next(self) -> Answer:
+        """The next answer (raising its error, if it has one, after the hang check)."""
+        answer = self.answers[self.played]
+        self.played += 1
+        return answer
+
+
+SCRIPT: ContextVar[Script] = ContextVar("SCRIPT")
+"""The answers of the run in progress: each run (each asyncio task) sets its own."""
+
+
+def kit_message(answer: Answer) -> AIMessage:
+    """`answer` as LangChain's AIMessage: parsed args as tool_calls, raw argument text as invalid_tool_calls."""
+    calls = [c for c in answer.calls if not isinstance(c.args, str)]
+    invalid = [c for c in answer.calls if isinstance(c.args, str)]
+    return AIMessage(
+        content=answer.text,
+        tool_calls=[{"name": c.tool_name, "args": dict(c.args), "id": c.call_id} for c in calls],  # type: ignore[arg-type]  # str args are in invalid
+        invalid_tool_calls=[
+            {"name": c.tool_name, "args": c.args, "id": c.call_id, "error": None, "type": "invalid_tool_call"}
+            for c in invalid
+        ],
+        response_metadata=kit_metadata(answer),
+    )
+
+
+def kit_metadata(answer: Answer) -> dict[str, str]:
+    """The provider metadata of `answer`: an OpenAI-style finish reason and the model's name."""
+    reason = "length" if answer.truncated else ("tool_calls" if answer.calls else "stop")
+    return {"finish_reason": reason, "model_name": "kit-model"}
+
+
+def kit_chunks(answer: Answer) -> list[ChatGenerationChunk]:
+    """`answer` streamed: its text, one chunk per tool call (raw argument text as sent), then the metadata."""
+    chunks = [AIMessageChunk(content=answer.text)] if answer.text else []
+    for index, call in enumerate(answer.calls):
+        args = call.args if isinstance(call.args, str) else json.dumps(dict(call.args))
+        piece = tool_call_chunk(name=call.tool_name, args=args, id=call.call_id, index=index)
+        chunks.append(AIMessageChunk(content="", tool_call_chunks=[piece]))
+    chunks.append(AIMessageChunk(content="", response_metadata=kit_metadata(answer), chunk_position="last"))
+    return [ChatGenerationChunk(message=chunk) for chunk in chunks]
+
+
+class KitChatModel(GenericFakeChatModel):
+    """LangChain's fake chat model playing the kit's answers of the run in progress (``SCRIPT``)."""
+
+    messages: Iterator[AIMessage | str] = Field(default_factory=lambda: iter(()))
+
+    def bind_tools(self, tools: Sequence[object], **kwargs: object) -> KitChatModel:
+        """Return the model itself: its answers are scripted."""
+        return self
+
+    @staticmethod
+    async def _next() -> Answer:
+        answer = SCRIPT.get().next()
+        if answer.hang:
+            await asyncio.Event().wait()
+        if answer.error is not None:
+            raise answer.error
+        return answer
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        answer = SCRIPT.get().next()
+        if answer.error is not None:
+            raise answer.error
+        return ChatResult(generations=[ChatGeneration(message=kit_message(answer))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=kit_message(await self._next()))])
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        for chunk in kit_chunks(await self._next()):
+            if run_manager is not None:
+                await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+
+
+def kit_tool(name: str, fn: Callable[..., str]) -> StructuredTool:
+    """A LangChain tool with echo's signature (so LangChain checks its args) calling `fn`.
+
+    A `ReportedError` becomes a ``ToolException`` under ``handle_tool_error``: LangChain's own error result.
+    """
+
+    def run(text: str, prefix: str = "", suffix: str = "") -> str:
+        try:
+            return fn(text=text, prefix=prefix, suffix=suffix)
+        except ReportedError as error:
+            raise ToolException(str(error)) from error
+
+    return StructuredTool.from_function(func=run, name=name, description=f"The {name} tool.", handle_tool_error=True)
+
+
+@dataclass
+class LangChainWiring:
+    """One compiled agent with the hookreg middleware, run by the kit as often as it likes."""
+
+    agent: Any
+
+    async def run(self, answers: tuple[Answer, ...], *, prompt: str, streamed: bool) -> RunReport:
+        """Run the agent on `prompt` (ainvoke, or astream with stream_mode="messages"), the model playing `answers`."""
+        SCRIPT.set(Script(answers))
+        state = {"messages": [HumanMessage(content=prompt)]}
+        if streamed:
+            final: dict[str, Any] = {}
+            async for mode, item in self.agent.astream(state, stream_mode=["messages", "values"]):
+                if mode == "values":
+                    final = item
+        else:
+            final = await self.agent.ainvoke(state)
+        return report(final["messages"])
+
+
+def report(messages: Sequence[BaseMessage]) -> RunReport:
+    """What the model read for each call, and the last answer."""
+    tools = {m.tool_call_id: m.text for m in messages if isinstance(m, ToolMessage)}
+    answers = [m.text for m in messages if isinstance(m, AIMessage)]
+    return RunReport(tool_messages=tools, output=answers[-1] if answers else "")
+
+
+class LangChainFramework:
+    """LangChain v1's create_agent with HookregMiddleware, as the run-contract kit drives it."""
+
+    name = "langchain"
+    streams = True
+    stop_raises = True
+    limits: Mapping[str, str] = {}
+
+    def wire(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> LangChainWiring:
+        """Build the agent once: the kit's tools, a scripted model, the hookreg middleware."""
+        agent = create_agent(
+            KitChatModel(),
+            tools=[kit_tool(name, fn) for name, fn in tools.items()],
+            middleware=[HookregMiddleware(registry)],
+        )
+        return LangChainWiring(agent)
+
+
+FRAMEWORK = LangChainFramework()
+
+
+@pytest.mark.parametrize(
+    ("scenario", "streamed"),
+    run_contract_cases(FRAMEWORK),
+    ids=lambda v: v.name if isinstance(v, RunScenario) else ("streamed" if v else "blocking"),
+)
+def test_run_contract(scenario: RunScenario, streamed: bool) -> None:
+    """The LangChain adapter honours every row of the run contract, with ainvoke and with astream."""
+    scenario.check(FRAMEWORK, streamed=streamed)
