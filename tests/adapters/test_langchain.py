@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
+import importlib.metadata
 import json
+import re
 import runpy
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from langchain.agents import create_agent
@@ -20,12 +24,14 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
+from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from hookreg import (
     AsyncHookError,
+    FinishReason,
     HookPoint,
     HookRegistry,
     HookResult,
@@ -37,6 +43,7 @@ from hookreg import (
     ModelTurnFinishedContext,
     OnSessionEndContext,
     OnSessionStartContext,
+    OnToolErrorContext,
     PostToolCallContext,
     PostTurnContext,
     PreModelCallContext,
@@ -50,12 +57,14 @@ from hookreg import (
     TurnAction,
     UserPromptSubmitContext,
 )
+from hookreg._lifecycle import STOPPED_NOTICE
 from hookreg.adapters.langchain import HookregMiddleware
 from hookreg.testing.conformance import (
     SCENARIOS,
     TOOL_NAME,
     AgentRun,
     Answer,
+    Call,
     RecordingTool,
     ReportedError,
     RunReport,
@@ -382,10 +391,10 @@ def pydantic_echo(tool: RecordingTool) -> StructuredTool:
     return StructuredTool.from_function(func=echo, name=TOOL_NAME)
 
 
-def invoke(agent: Any, *, asynchronous: bool = False) -> list[BaseMessage]:
+def invoke(agent: Any, *, asynchronous: bool = False, config: RunnableConfig | None = None) -> list[BaseMessage]:
     """Run `agent` on one prompt and return its final messages."""
     state = {"messages": [HumanMessage(content="echo something")]}
-    out = asyncio.run(agent.ainvoke(state)) if asynchronous else agent.invoke(state)
+    out = asyncio.run(agent.ainvoke(state, config)) if asynchronous else agent.invoke(state, config)
     return list(out["messages"])
 
 
@@ -816,3 +825,250 @@ FRAMEWORK = LangChainFramework()
 def test_run_contract(scenario: RunScenario, streamed: bool) -> None:
     """The LangChain adapter honours every row of the run contract, with ainvoke and with astream."""
     scenario.check(FRAMEWORK, streamed=streamed)
+
+
+# --- issue-12 defects, one test each -------------------------------------------------
+
+
+_T = TypeVar("_T")
+
+
+def then(record: Callable[[Any], object], result: _T) -> Callable[[Any], _T]:
+    """A hook that passes its context to `record`, then returns `result`."""
+
+    def hook(ctx: Any) -> _T:
+        record(ctx)
+        return result
+
+    return hook
+
+
+def failing_echo(error: Exception, *, handled: bool) -> StructuredTool:
+    """An echo tool that raises `error` (LangChain turns a ToolException into an error result when `handled`)."""
+
+    def echo(text: str) -> str:
+        """Echo the text."""
+        raise error
+
+    return StructuredTool.from_function(func=echo, name=TOOL_NAME, handle_tool_error=handled)
+
+
+def outcome_registry(events: list[str]) -> HookRegistry:
+    """A registry recording the tool outcome points; on_tool_error rewrites the error text."""
+    registry = HookRegistry()
+    registry.transform_tool_result(lambda ctx: events.append("transform_tool_result"))
+    registry.post_tool_call(lambda ctx: events.append("post_tool_call"))
+    registry.post_tool_call_failure(lambda ctx: events.append(f"post_tool_call_failure {type(ctx.error).__name__}"))
+
+    @registry.on_tool_error
+    def explain(ctx: OnToolErrorContext) -> str:
+        events.append(f"on_tool_error {ctx.kind.value}")
+        return f"hook read: {ctx.message}"
+
+    return registry
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_tool_exception_under_handle_tool_error_is_a_failure(asynchronous: bool) -> None:
+    """A ToolException LangChain turns into an error result fires the failure points, never the result points."""
+    events: list[str] = []
+    agent = create_agent(
+        calling(TOOL_NAME, {"text": "hi"}),
+        tools=[failing_echo(ToolException("disk full"), handled=True)],
+        middleware=[HookregMiddleware(outcome_registry(events))],
+    )
+    [message] = [m for m in invoke(agent, asynchronous=asynchronous) if isinstance(m, ToolMessage)]
+    assert events == ["post_tool_call_failure ToolException", "on_tool_error exception"]
+    assert (message.text, message.status) == ("hook read: disk full", "error")
+
+
+def test_arguments_failing_the_schema_fail_before_the_tool_runs() -> None:
+    """Args failing the tool's schema go to invalid_tool_call and fail as INVALID_ARGS; no result point fires."""
+    events: list[str] = []
+    registry = outcome_registry(events)
+    registry.invalid_tool_call(lambda ctx: events.append(f"invalid_tool_call {ctx.error}"))
+    tool = RecordingTool()
+    agent = create_agent(
+        calling(TOOL_NAME, {"txt": "hi"}), tools=[pydantic_echo(tool)], middleware=[HookregMiddleware(registry)]
+    )
+    [message] = [m for m in invoke(agent) if isinstance(m, ToolMessage)]
+    assert tool.calls == []
+    assert events == [
+        "invalid_tool_call bad arguments for 'echo': text: Field required",
+        "post_tool_call_failure TypeError",
+        "on_tool_error invalid_args",
+    ]
+    assert message.text.startswith("hook read: ")
+
+
+def test_tool_not_offered_this_turn_never_runs() -> None:
+    """A call to a tool that active_tools took out of this turn's request goes to invalid_tool_call, unrun."""
+    registry, tool, invalid = HookRegistry(), RecordingTool(), list[InvalidToolCallContext]()
+    registry.pre_model_call(lambda ctx: RequestPatch(active_tools=frozenset({"other"})))
+    registry.invalid_tool_call(invalid.append)
+    agent = create_agent(
+        calling(TOOL_NAME, {"text": "hi"}), tools=[pydantic_echo(tool)], middleware=[HookregMiddleware(registry)]
+    )
+    [message] = [m for m in invoke(agent) if isinstance(m, ToolMessage)]
+    assert tool.calls == []
+    [ctx] = invalid
+    assert "was not offered for this turn" in ctx.error
+    assert message.status == "error"
+
+
+def model_failing(error: Exception) -> RecordingChatModel:
+    """A recording model whose first call raises `error`."""
+
+    class Failing(RecordingChatModel):
+        def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
+            raise error
+
+    return Failing(messages=iter([]))
+
+
+@pytest.mark.parametrize("failure", ["model", "tool"])
+def test_a_failed_run_ends_its_session_once(failure: str) -> None:
+    """A model error, or a tool error nobody handles, ends the session 'failed' once and reaches the caller."""
+    registry, ends = HookRegistry(), list[OnSessionEndContext]()
+    registry.on_session_end(ends.append)
+    error = RuntimeError("down")
+    if failure == "model":
+        agent = create_agent(model_failing(error), tools=[], middleware=[HookregMiddleware(registry)])
+    else:
+        tools = [failing_echo(error, handled=False)]
+        agent = create_agent(calling(TOOL_NAME, {"text": "hi"}), tools=tools, middleware=[HookregMiddleware(registry)])
+    with pytest.raises(RuntimeError, match="down"):
+        invoke(agent)
+    assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("failed", "RuntimeError: down")]
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_stop_leaves_no_dangling_tool_call_on_the_thread(asynchronous: bool) -> None:
+    """A StopRun from a gate reaches the caller as itself; the thread answers every call of the batch."""
+    registry, tool, ends = HookRegistry(), RecordingTool(), list[OnSessionEndContext]()
+    stop = StopRun("enough")
+
+    @registry.pre_tool_call_decide
+    def halt(ctx: PreToolCallDecideContext) -> HookResult:
+        raise stop
+
+    registry.on_session_end(ends.append)
+    calls = [{"name": TOOL_NAME, "args": {"text": word}, "id": f"call-{word}"} for word in ("a", "b")]
+    model = RecordingChatModel(messages=iter([AIMessage(content="", tool_calls=calls)]))
+    agent = create_agent(
+        model, tools=[pydantic_echo(tool)], middleware=[HookregMiddleware(registry)], checkpointer=InMemorySaver()
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(StopRun) as raised:
+        invoke(agent, asynchronous=asynchronous, config=config)
+    assert raised.value is stop
+    assert tool.calls == []
+    messages = agent.get_state(config).values["messages"]
+    assert {m.tool_call_id: m.text for m in messages if isinstance(m, ToolMessage)} == {
+        "call-a": STOPPED_NOTICE,
+        "call-b": STOPPED_NOTICE,
+    }
+    assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("stopped", "enough")]
+
+
+def test_turns_restart_at_one_on_a_checkpointed_thread() -> None:
+    """Each run on a checkpointed thread counts its turns from 1, though the thread keeps earlier messages."""
+    registry, turns = HookRegistry(), list[tuple[int, int]]()
+    registry.pre_turn(then(lambda ctx: turns.append((ctx.turn, ctx.run.turn)), HookResult.allow()))
+    answers = [*calling(TOOL_NAME, {"text": "hi"}).messages, AIMessage(content="again")]
+    agent = create_agent(
+        RecordingChatModel(messages=iter(answers)),
+        tools=[pydantic_echo(RecordingTool())],
+        middleware=[HookregMiddleware(registry)],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    invoke(agent, config=config)
+    invoke(agent, config=config)
+    assert turns == [(1, 1), (2, 2), (1, 1)]
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_concurrent_runs_on_one_agent_keep_their_own_turns(asynchronous: bool) -> None:
+    """Two runs at once on one compiled agent (threads, or tasks) each count turns 1, 2 in their own run."""
+    registry, turns = HookRegistry(), list[tuple[str, int]]()
+    registry.pre_turn(then(lambda ctx: turns.append((ctx.run.run_id, ctx.turn)), HookResult.allow()))
+    wiring = FRAMEWORK.wire(registry, {TOOL_NAME: RecordingTool(), "other": RecordingTool()})
+    answers = (Answer(calls=(Call({"text": "hi"}),)), Answer(text="done"))
+
+    async def both() -> None:
+        runs = (wiring.run(answers, prompt=word, streamed=False) for word in ("left", "right"))
+        if asynchronous:
+            await asyncio.gather(*runs)
+        else:
+            await asyncio.gather(*(asyncio.to_thread(asyncio.run, run) for run in runs))
+
+    asyncio.run(both())
+    by_run: dict[str, list[int]] = {}
+    for run_id, turn in turns:
+        by_run.setdefault(run_id, []).append(turn)
+    assert sorted(by_run.values()) == [[1, 2], [1, 2]]
+
+
+@pytest.mark.parametrize("ask_at", ["user_prompt_submit", "pre_turn"])
+def test_run_level_ask_goes_to_notification_then_on_interaction(ask_at: str) -> None:
+    """An ask at user_prompt_submit or pre_turn fires notification, then on_interaction, whose allow goes on."""
+    registry, events = HookRegistry(), list[str]()
+    registry.register(ask_at, lambda ctx: HookResult.ask("go on?"))
+    registry.notification(lambda ctx: events.append("notification"))
+    registry.on_interaction(then(lambda ctx: events.append("on_interaction"), HookResult.allow()))
+    messages = run_agent(registry, RecordingTool(), [AIMessage(content="done")])
+    assert events == ["notification", "on_interaction"]
+    assert messages[-1].text == "done"
+
+
+def test_tool_ask_notifies_before_on_interaction() -> None:
+    """A tool gate's ask fires notification before on_interaction; an approval runs the tool."""
+    registry, events, tool = HookRegistry(), list[str](), RecordingTool()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
+    registry.notification(lambda ctx: events.append("notification"))
+    registry.on_interaction(then(lambda ctx: events.append("on_interaction"), HookResult.allow()))
+    assert drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "hi"
+    assert events == ["notification", "on_interaction"]
+
+
+def test_model_turn_finished_reports_finish_reason_id_and_model() -> None:
+    """model_turn_finished gets the mapped finish reason with its raw spelling, the message id and model name."""
+    registry, seen = HookRegistry(), list[ModelTurnFinishedContext]()
+    registry.model_turn_finished(then(seen.append, TurnAction.continue_run()))
+    answer = AIMessage(
+        content="cut", id="msg-1", response_metadata={"stop_reason": "max_tokens", "model_name": "claude-x"}
+    )
+    run_agent(registry, RecordingTool(), [answer])
+    [ctx] = seen
+    assert (ctx.finish_reason, ctx.raw_finish_reason, ctx.truncated) == (FinishReason.LENGTH, "max_tokens", True)
+    assert (ctx.message_id, ctx.model, ctx.turn) == ("msg-1", "claude-x", 1)
+
+
+def test_a_reused_middleware_runs_every_gate_again() -> None:
+    """One middleware object serving a second run starts a new session with its own run id and gates again."""
+    registry, starts, prompts = HookRegistry(), list[OnSessionStartContext](), list[str]()
+    registry.on_session_start(starts.append)
+    registry.user_prompt_submit(then(lambda ctx: prompts.append(ctx.content), HookResult.allow()))
+    middleware = HookregMiddleware(registry)
+    agent = create_agent(answering("one", "two"), tools=[], middleware=[middleware])
+    invoke(agent)
+    invoke(agent)
+    assert len(prompts) == 2
+    assert len({s.run.run_id for s in starts}) == 2
+
+
+def test_the_adapter_uses_no_private_framework_module() -> None:
+    """The adapter imports only public LangChain and LangGraph modules (no langgraph.prebuilt.tool_node internals)."""
+    source = (ROOT / "hookreg" / "adapters" / "langchain.py").read_text()
+    imported = re.findall(r"^\s+from (lang\w*[\w.]*|pydantic) import", source, flags=re.MULTILINE)
+    assert imported
+    assert not [name for name in imported if "._" in name or name.startswith("_") or "tool_node" in name]
+
+
+def test_too_old_langchain_is_refused_naming_the_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing the adapter with a langchain older than its floor raises ImportError naming the version needed."""
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.3.27")
+    monkeypatch.delitem(sys.modules, "hookreg.adapters.langchain")
+    with pytest.raises(ImportError, match=r"langchain 0\.3\.27 is installed, and the adapter needs langchain>=1\."):
+        importlib.import_module("hookreg.adapters.langchain")
