@@ -128,7 +128,7 @@ from hookreg.adapters import _missing_framework, _refused_retry, _require_regist
 
 __all__ = ["HookregMiddleware", "HookregState"]
 
-_MIN_VERSION: Final = (1, 0, 0)
+_MIN_VERSION: Final = (1, 2, 9)
 """The oldest ``langchain`` release this adapter supports."""
 
 
