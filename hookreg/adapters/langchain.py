@@ -731,12 +731,12 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
     def _after_model(self, state: HookregState) -> _Flow[_Update]:
         run = self._run(state)
         messages = _messages(state)
-        answer, _ = _answer(messages)
-        if answer is None:
+        original, _ = _answer(messages)
+        if original is None:
             return None
-        moved = _with_invalid_calls(answer, run)
+        moved = _with_invalid_calls(original, run)
         update: dict[str, Any] = {"messages": [moved]} if moved is not None else {}
-        answer = moved or answer
+        answer = moved or original
         try:
             ctx = _finished(run, answer)
             action = TurnAction.continue_run()
@@ -757,7 +757,8 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
                 if feedback is not None:
                     return {"messages": [HumanMessage(content=feedback)], "jump_to": "model"}
         except StopRun as stop:
-            return (yield from self._halt(run, stop, [*messages[:-1], answer], update))
+            current = [answer if m is original else m for m in messages]
+            return (yield from self._halt(run, stop, current, update))
         except BaseException as error:
             yield from self._fail(run, error)
             raise
