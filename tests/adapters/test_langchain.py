@@ -1072,3 +1072,53 @@ def test_too_old_langchain_is_refused_naming_the_version(monkeypatch: pytest.Mon
     monkeypatch.delitem(sys.modules, "hookreg.adapters.langchain")
     with pytest.raises(ImportError, match=r"langchain 1\.2\.8 is installed, and the adapter needs langchain>=1\.2\.9"):
         importlib.import_module("hookreg.adapters.langchain")
+
+
+@pytest.mark.parametrize("point", ["pre_tool_call_decide", "model_turn_finished", "post_tool_call"])
+def test_every_call_of_a_stopped_batch_is_answered(point: str) -> None:
+    """A StopRun at a gate, the answer's judge or an observer answers each call: its result if it ran, else a notice."""
+    registry, tool, ends = HookRegistry(), RecordingTool(), list[OnSessionEndContext]()
+    stop = StopRun(f"stopped at {point}")
+
+    def halt(ctx: object) -> None:
+        raise stop
+
+    registry.register(point, halt)
+    registry.on_session_end(ends.append)
+    calls = [{"name": TOOL_NAME, "args": {"text": word}, "id": f"call-{word}"} for word in ("a", "b")]
+    model = RecordingChatModel(messages=iter([AIMessage(content="", tool_calls=calls), AIMessage(content="never")]))
+    middleware = HookregMiddleware(registry)
+    agent = create_agent(model, tools=[pydantic_echo(tool)], middleware=[middleware], checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(StopRun) as raised:
+        invoke(agent, config=config)
+    assert raised.value is stop
+    answered = {
+        m.tool_call_id: m.text for m in agent.get_state(config).values["messages"] if isinstance(m, ToolMessage)
+    }
+    ran = {str(call["text"]) for call in tool.calls}
+    assert answered == {f"call-{w}": (w if w in ran else STOPPED_NOTICE) for w in ("a", "b")}
+    assert [e.outcome.status for e in ends] == ["stopped"]
+    assert len(model.calls) == 1  # the model is never called after the stop
+    assert middleware._runs == {}  # the run's state is gone with the run
+
+
+def test_no_run_state_is_left_behind() -> None:
+    """After completed, stopped and failed runs the middleware holds no run's state."""
+    registry = HookRegistry()
+    registry.pre_turn(
+        lambda ctx: HookResult.deny("no second run") if ctx.run.session_id == "stop" else HookResult.allow()
+    )
+    middleware = HookregMiddleware(registry)
+    answers = [*calling(TOOL_NAME, {"text": "hi"}).messages, AIMessage(content="done")]
+    agent = create_agent(
+        RecordingChatModel(messages=iter(answers)),
+        tools=[failing_echo(RuntimeError("down"), handled=False)],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+    with pytest.raises(RuntimeError, match="down"):
+        invoke(agent, config={"configurable": {"thread_id": "fail"}})
+    with pytest.raises(StopRun, match="no second run"):
+        invoke(agent, config={"configurable": {"thread_id": "stop"}})
+    assert middleware._runs == {}
