@@ -18,7 +18,8 @@ Where each hook point runs:
   `hookreg.RequestPatch` applies to that very ``ModelRequest``: ``preamble``
   replaces the system prompt and ``extra_context`` blocks are appended to it;
   ``active_tools`` filters the tools offered; ``tool_choice`` sets the
-  request's tool choice; ``temperature``, ``max_tokens`` and
+  request's tool choice; ``messages`` replaces the conversation sent (the
+  state keeps its own); ``temperature``, ``max_tokens`` and
   ``additional_params`` become model settings (keyword arguments bound to the
   chat model, which passes them to its provider). ``model_select`` picks by
   name among the chat models given as ``models=``; the agent's own model is
@@ -169,6 +170,7 @@ try:
         SystemMessage,
         ToolCall,
         ToolMessage,
+        convert_to_messages,
     )
     from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
     from langchain_core.tools import BaseTool, ToolException
@@ -373,6 +375,21 @@ def _schema_check(tools: Callable[[str], BaseTool | None]) -> Validator:
         return None
 
     return validate
+
+
+def _sent(messages: Sequence[Message]) -> list[AnyMessage]:
+    """A patch's ``messages`` as LangChain messages (roles as `_history` writes them, or user / assistant)."""
+    return cast(
+        "list[AnyMessage]",
+        convert_to_messages(
+            [
+                {"role": m.role, "content": m.content}
+                | ({"name": m.name} if m.name else {})
+                | ({"tool_call_id": m.tool_call_id} if m.tool_call_id else {})
+                for m in messages
+            ]
+        ),
+    )
 
 
 def _system(request: ModelRequest[Any], patch: RequestPatch) -> SystemMessage | None:
@@ -691,8 +708,10 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
                 raise HookValueError(msg, point=HookPoint.MODEL_SELECT)
             model = self.models[pick]
         active = patch.active_tools
+        messages = request.messages if patch.messages is None else _sent(patch.messages)
         return request.override(
             model=model,
+            messages=messages,
             system_message=_system(request, patch),
             tools=request.tools if active is None else [t for t in request.tools if _tool_name(t) in active],
             tool_choice=request.tool_choice if patch.tool_choice is None else patch.tool_choice,

@@ -39,6 +39,7 @@ from hookreg import (
     HookValueError,
     InvalidToolCallAction,
     InvalidToolCallContext,
+    Message,
     ModelSelectContext,
     ModelTurnFinishedContext,
     OnSessionEndContext,
@@ -1122,3 +1123,15 @@ def test_no_run_state_is_left_behind() -> None:
     with pytest.raises(StopRun, match="no second run"):
         invoke(agent, config={"configurable": {"thread_id": "stop"}})
     assert middleware._runs == {}
+
+
+def test_patch_messages_replace_the_conversation_sent() -> None:
+    """A patch's messages are what the model is sent for that call; the agent's state keeps its own history."""
+    registry = HookRegistry()
+    registry.pre_model_call(lambda ctx: RequestPatch(messages=(Message(role="user", content="summarised"),)))
+    model = answering("done")
+    agent = create_agent(model, tools=[], middleware=[HookregMiddleware(registry)])
+    messages = invoke(agent)
+    [(sent, _)] = model.calls
+    assert [(type(m).__name__, m.text) for m in sent] == [("HumanMessage", "summarised")]
+    assert [m.text for m in messages] == ["echo something", "done"]
