@@ -11,7 +11,9 @@ events into its flows. Only LangChain's public middleware hooks are used.
 
 Where each hook point runs:
 
-- ``on_session_start``, ``user_prompt_submit``: ``before_agent``.
+- ``on_session_start``, ``user_prompt_submit``: ``before_agent``. The
+  session id is the LangGraph thread id when the run has one (a checkpointer
+  and ``config={"configurable": {"thread_id": ...}}``), else the run id.
 - ``pre_turn``: ``before_model`` (every model call, also one a ``stop`` or a
   ``model_turn_finished`` sent the agent back to).
 - ``pre_model_call``, ``model_select``: ``wrap_model_call``. The merged
@@ -60,7 +62,9 @@ Where each hook point runs:
   middleware; ``cancelled`` when the run's task is cancelled there. LangGraph
   ends some runs outside any middleware hook (its recursion limit, an error
   in another middleware's node, a cancellation between two steps): no
-  ``on_session_end`` fires for those.
+  ``on_session_end`` fires for those. A run paused by LangGraph's
+  ``interrupt`` is not ended: it goes on when it resumes (in the same
+  process).
 
 Stops: a `hookreg.StopRun` from any hook, and a ``user_prompt_submit`` or
 ``pre_turn`` deny (as ``StopRun(reason)``), reach the caller of ``invoke`` /
