@@ -178,6 +178,7 @@ try:
     )
     from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
     from langchain_core.tools import BaseTool, ToolException
+    from langgraph.config import get_config
     from langgraph.errors import GraphBubbleUp
     from langgraph.runtime import Runtime
     from langgraph.types import Command
@@ -357,6 +358,16 @@ def _with_invalid_calls(answer: AIMessage, run: _Run) -> AIMessage | None:
         calls.append(ToolCall(name=call.get("name") or "", args={}, id=call_id, type="tool_call"))
     kept = [c for c in answer.invalid_tool_calls if not c.get("id")]
     return answer.model_copy(update={"tool_calls": calls, "invalid_tool_calls": kept})
+
+
+def _thread_id() -> str:
+    """The LangGraph thread the running graph belongs to (``""`` without one)."""
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:  # not inside a graph run
+        return ""
+    thread = configurable.get("thread_id")
+    return str(thread) if thread is not None else ""
 
 
 def _tool_message(call_id: str, name: str, text: str) -> ToolMessage:
@@ -627,11 +638,9 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
 
     # --- before_agent: on_session_start, user_prompt_submit ---------------------
 
-    def _before_agent(self, state: HookregState, runtime: Runtime[Any]) -> _Flow[_Update]:
-        info = getattr(runtime, "execution_info", None)
-        session = getattr(info, "thread_id", None) or ""
+    def _before_agent(self, state: HookregState) -> _Flow[_Update]:
         key = uuid.uuid4().hex
-        run = self._open(key, RunContext(session_id=session), goal=_prompt(state))
+        run = self._open(key, RunContext(session_id=_thread_id()), goal=_prompt(state))
         try:
             outcome = yield from run.state.start()
         except StopRun as stop:
@@ -646,12 +655,12 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
     @hook_config(can_jump_to=["end"])
     def before_agent(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
         """Start the run: ``on_session_start``, then gate the prompt with ``user_prompt_submit``."""
-        return _drive(self.registry, self._before_agent(state, runtime))
+        return _drive(self.registry, self._before_agent(state))
 
     @hook_config(can_jump_to=["end"])
     async def abefore_agent(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
         """Async twin of `before_agent`."""
-        return await _adrive(self.registry, self._before_agent(state, runtime))
+        return await _adrive(self.registry, self._before_agent(state))
 
     # --- before_model: pre_turn ---------------------------------------------------
 

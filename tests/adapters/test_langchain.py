@@ -973,9 +973,14 @@ def test_a_stop_leaves_no_dangling_tool_call_on_the_thread(asynchronous: bool) -
 
 
 def test_turns_restart_at_one_on_a_checkpointed_thread() -> None:
-    """Each run on a checkpointed thread counts its turns from 1, though the thread keeps earlier messages."""
+    """Each run on a checkpointed thread counts its turns from 1, though the thread keeps earlier messages.
+
+    Both runs belong to the thread's session.
+    """
     registry, turns = HookRegistry(), list[tuple[int, int]]()
     registry.pre_turn(then(lambda ctx: turns.append((ctx.turn, ctx.run.turn)), HookResult.allow()))
+    sessions = list[str]()
+    registry.on_session_start(lambda ctx: sessions.append(ctx.session_id))
     answers = [*calling(TOOL_NAME, {"text": "hi"}).messages, AIMessage(content="again")]
     agent = create_agent(
         RecordingChatModel(messages=iter(answers)),
@@ -987,6 +992,7 @@ def test_turns_restart_at_one_on_a_checkpointed_thread() -> None:
     invoke(agent, config=config)
     invoke(agent, config=config)
     assert turns == [(1, 1), (2, 2), (1, 1)]
+    assert sessions == ["t", "t"]  # the thread is the session
 
 
 @pytest.mark.parametrize("asynchronous", [False, True])
