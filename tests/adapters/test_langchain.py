@@ -1141,3 +1141,10 @@ def test_patch_messages_replace_the_conversation_sent() -> None:
     [(sent, _)] = model.calls
     assert [(type(m).__name__, m.text) for m in sent] == [("HumanMessage", "summarised")]
     assert [m.text for m in messages] == ["echo something", "done"]
+
+
+def test_the_run_key_stays_out_of_the_agent_output() -> None:
+    """The private run key the middleware keeps in the graph state is not part of the agent's output."""
+    agent = create_agent(answering("done"), tools=[], middleware=[HookregMiddleware(HookRegistry())])
+    out = agent.invoke({"messages": [HumanMessage(content="hi")]})
+    assert set(out) == {"messages"}
