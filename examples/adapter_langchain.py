@@ -62,9 +62,11 @@ def call(tool_name: str, command: str) -> AIMessage:
     return AIMessage(content="", tool_calls=[{"name": tool_name, "args": {"command": command}, "id": "call-1"}])
 
 
-for tool_name, command in (("bash", "ls -la"), ("bash", "rm -rf /"), ("sh", "pwd")):
-    model = ScriptedModel(messages=iter([call(tool_name, command), AIMessage(content="done")]))
-    agent = create_agent(model, tools=[bash], middleware=[HookregMiddleware(registry)])
+runs = (("bash", "ls -la"), ("bash", "rm -rf /"), ("sh", "pwd"))
+answers = [answer for tool_name, command in runs for answer in (call(tool_name, command), AIMessage(content="done"))]
+# One agent serves every run; HookregMiddleware goes first in middleware= (the outermost layer).
+agent = create_agent(ScriptedModel(messages=iter(answers)), tools=[bash], middleware=[HookregMiddleware(registry)])
+for _, command in runs:
     state = agent.invoke({"messages": [HumanMessage(content=f"run {command}")]})
     seen = next(m.text for m in state["messages"] if isinstance(m, ToolMessage))
     print(f"tool output seen by the model: {seen}")

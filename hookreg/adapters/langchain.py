@@ -1,19 +1,27 @@
 """Run a hookreg registry as LangChain v1 agent middleware (``pip install 'hookreg[langchain]'``).
 
-Pass `HookregMiddleware` to ``langchain.agents.create_agent(..., middleware=[...])``.
-A *session* is one agent invocation and a *turn* is one model call (turn 1 is
-the first); the tool calls a model answer asks for belong to its turn.
+Pass `HookregMiddleware` to ``langchain.agents.create_agent(..., middleware=[...])``,
+**first** in the list: LangChain's first middleware is the outermost, so the
+hookreg gate sees every model and tool call, and an error leaving it really
+ends the run. A *session* is one agent invocation and a *turn* is one model
+call (turn 1 is the first in every run, also on a checkpointed thread); the
+tool calls a model answer asks for belong to its turn. Every rule of the run
+contract comes from `hookreg._lifecycle`; this module translates LangChain's
+events into its flows. Only LangChain's public middleware hooks are used.
 
 Where each hook point runs:
 
-- ``on_session_start``, ``user_prompt_submit``: ``before_agent``; a deny ends
-  the run with its reason as the agent's answer.
-- ``pre_turn``: ``before_model``; a deny ends the run the same way.
+- ``on_session_start``, ``user_prompt_submit``: ``before_agent``. The
+  session id is the LangGraph thread id when the run has one (a checkpointer
+  and ``config={"configurable": {"thread_id": ...}}``), else the run id.
+- ``pre_turn``: ``before_model`` (every model call, also one a ``stop`` or a
+  ``model_turn_finished`` sent the agent back to).
 - ``pre_model_call``, ``model_select``: ``wrap_model_call``. The merged
-  `hookreg.RequestPatch` applies to the ``ModelRequest``: ``preamble``
+  `hookreg.RequestPatch` applies to that very ``ModelRequest``: ``preamble``
   replaces the system prompt and ``extra_context`` blocks are appended to it;
   ``active_tools`` filters the tools offered; ``tool_choice`` sets the
-  request's tool choice; ``temperature``, ``max_tokens`` and
+  request's tool choice; ``messages`` replaces the conversation sent (the
+  state keeps its own); ``temperature``, ``max_tokens`` and
   ``additional_params`` become model settings (keyword arguments bound to the
   chat model, which passes them to its provider). ``model_select`` picks by
   name among the chat models given as ``models=``; the agent's own model is
@@ -24,89 +32,137 @@ Where each hook point runs:
   each streamed chunk's text, reasoning and tool-call args into deltas. They
   fire when the model streams (``agent.stream(..., stream_mode="messages")``,
   or a model made with ``streaming=True``); a call answered whole fires none.
-- ``model_turn_finished``, ``post_turn``, ``stop``: ``after_model``.
-  ``repeat()`` drops the answer and asks again; ``retry_with_feedback`` keeps
-  it and adds the feedback as a user message. Either, for an answer that
-  calls tools, raises `hookreg.HookValueError` (its tool calls would be
-  dropped unrun). ``stop`` runs when the answer calls no tool; a deny adds its
-  reason as a user message and calls the model again.
-- ``invalid_tool_call``: ``wrap_tool_call``, for a call to a tool the agent
-  does not have, or whose args fail the tool's pydantic schema (the check
-  LangChain itself makes). ``retry`` and ``skip`` answer with an error
-  ``ToolMessage`` carrying the feedback or reason; ``repair`` calls the named
-  tool instead, through the gate (a name not offered in the last model
-  request is answered like ``fail``); ``fail`` answers with the reason, else
-  LangChain's own error text. The tool points do not fire for a call
-  answered here.
-- ``transform_tool_input``, ``pre_tool_call_decide``, ``permission_denied``,
-  ``on_interaction``: ``wrap_tool_call``, before the tool. A deny (or an
-  ``ask`` that no ``on_interaction`` hook allows) returns an error
-  ``ToolMessage`` carrying the reason, and the tool never runs.
-- ``post_tool_call_failure``, ``on_tool_error``: the tool raised. The failure
-  is observed; with ``on_tool_error`` hooks their text reaches the model as an
-  error ``ToolMessage``, without them the exception propagates, as LangChain
-  does by default.
-- ``transform_tool_result``, ``post_tool_call``: the tool returned a
-  ``ToolMessage``; its text is rewritten, then observed (``raw_result`` is the
-  message's ``artifact``, or its content when it has none).
-- ``on_session_end``: ``after_agent``, with a ``completed`` outcome, or
-  ``stopped`` (the reason as ``reason``) after a ``user_prompt_submit`` or
-  ``pre_turn`` deny.
+- ``model_turn_finished``, ``post_turn``, ``stop``: ``after_model``. The
+  finish reason is the answer's ``response_metadata["finish_reason"]`` (or
+  ``stop_reason``), mapped to `hookreg.FinishReason`; ``message_id`` is the
+  answer's id and ``model`` its ``model_name``. ``repeat()`` drops the answer
+  and asks again; ``retry_with_feedback`` keeps it and adds the feedback as a
+  user message. Either, for an answer that calls tools, raises
+  `hookreg.HookValueError` (its tool calls would be dropped unrun). ``stop``
+  runs when the answer calls no tool; a deny adds its reason as a user message
+  and calls the model again.
+- The tool points: ``wrap_tool_call``, through `hookreg._lifecycle.gate`. A
+  call to a tool the agent does not have, to a tool the model was not offered
+  in this turn's request (``active_tools``), with arguments that are not a
+  JSON object (LangChain's ``invalid_tool_calls``, which ``after_model`` turns
+  into calls with ``{}`` as arguments so each gets an answer) or that fail
+  the tool's pydantic ``tool_call_schema`` goes to ``invalid_tool_call`` and
+  never runs as is. A refused call is answered with an error ``ToolMessage``
+  carrying the text the model reads. A tool that returned runs
+  ``transform_tool_result`` then ``post_tool_call``; a tool that failed —
+  raised, or answered with an error ``ToolMessage`` (a ``ToolException`` under
+  ``handle_tool_error``, LangChain's own argument check) — runs
+  ``post_tool_call_failure`` then ``on_tool_error``. Without ``on_tool_error``
+  hooks an exception propagates, as LangChain does by default, and the run
+  fails.
+- ``on_session_end``: exactly once per run — ``completed`` in ``after_agent``;
+  ``stopped`` when a hook raises `hookreg.StopRun` or a
+  ``user_prompt_submit`` / ``pre_turn`` deny ends the run; ``failed`` when the
+  model call, an unhandled tool error or a hook's error leaves the
+  middleware; ``cancelled`` when the run's task is cancelled there. LangGraph
+  ends some runs outside any middleware hook (its recursion limit, an error
+  in another middleware's node, a cancellation between two steps): no
+  ``on_session_end`` fires for those. A run paused by LangGraph's
+  ``interrupt`` is not ended: it goes on when it resumes (in the same
+  process).
 
-``invoke``/``stream`` dispatch with the registry's sync methods (an async hook
-there raises `hookreg.AsyncHookError`); ``ainvoke``/``astream`` use the
-``a``-methods, which run sync and async hooks alike. A `hookreg.StopRun` raised
-by a hook propagates out of ``invoke``. One middleware instance tracks one run
-at a time: give concurrent runs their own instance (they can share a registry).
+Stops: a `hookreg.StopRun` from any hook, and a ``user_prompt_submit`` or
+``pre_turn`` deny (as ``StopRun(reason)``), reach the caller of ``invoke`` /
+``ainvoke`` / ``stream`` as the same object. The stop is raised from
+``after_agent``, once the graph state holds a tool message for every call of
+the stopped batch (its result if it ran, `hookreg._lifecycle.STOPPED_NOTICE`
+if not), so a checkpointed thread never keeps a dangling tool call. A deny's
+reason is also added as the agent's last message.
+
+One middleware may serve many runs, also concurrently: each run's hookreg
+state (its `hookreg.RunContext`, turn count, offered tools) is found through a
+private key the run's graph state carries (``hookreg_run``), never kept as
+the middleware's own. ``invoke``/``stream`` dispatch with the registry's sync
+methods (an async hook there raises `hookreg.AsyncHookError`);
+``ainvoke``/``astream`` use the ``a``-methods, which run sync and async hooks
+alike.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import importlib.metadata
+import json
+import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast
+import uuid
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Final, NotRequired, TypeAlias, TypeVar, cast
 
 from hookreg import (
-    FinishReason,
     HookPoint,
     HookRegistry,
-    HookResult,
     HookTypeError,
     HookValueError,
-    InvalidToolCallAction,
-    InvalidToolCallContext,
     Message,
     ModelSelectContext,
     ModelTurnFinishedContext,
-    OnSessionEndContext,
-    OnSessionStartContext,
-    OnToolErrorContext,
-    PostToolCallContext,
-    PostToolCallFailureContext,
     PostTurnContext,
     PreModelCallContext,
-    PreToolCallDecideContext,
-    PreTurnContext,
     ReasoningDeltaContext,
     RequestPatch,
     RunContext,
     RunOutcome,
-    StopContext,
+    StopRun,
     TextDeltaContext,
     ToolCallDeltaContext,
     ToolCallRequest,
-    ToolErrorKind,
-    TransformToolResultContext,
     TurnAction,
-    UserPromptSubmitContext,
 )
-from hookreg._lifecycle import GateResult, Steps, adrive, drive, gate
+from hookreg._lifecycle import (
+    STOPPED_NOTICE,
+    Dispatch,
+    GateResult,
+    RunState,
+    Validator,
+    aperform,
+    describe,
+    failed,
+    finish_reason,
+    gate,
+    perform,
+    succeeded,
+    unanswered,
+)
 from hookreg.adapters import _missing_framework, _refused_retry, _require_registry
+
+__all__ = ["HookregMiddleware", "HookregState"]
+
+_MIN_VERSION: Final = (1, 2, 9)
+"""The oldest ``langchain`` release this adapter supports."""
+
+
+def _installed_version() -> str:
+    """The installed ``langchain`` version string (``""`` when it is not installed)."""
+    try:
+        return importlib.metadata.version("langchain")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def _require_version(installed: str) -> None:
+    """Raise `ImportError` naming the release needed when `installed` is older than `_MIN_VERSION`."""
+    parts = tuple(int(part) for part in re.findall(r"\d+", installed)[:3])
+    if installed and parts < _MIN_VERSION:
+        needed = ".".join(map(str, _MIN_VERSION))
+        msg = (
+            f"Cannot import hookreg.adapters.langchain: langchain {installed} is installed, "
+            f"and the adapter needs langchain>={needed}. Upgrade it with: pip install 'hookreg[langchain]'."
+        )
+        raise ImportError(msg, name="langchain")
+
+
+_require_version(_installed_version())
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse, hook_config
     from langchain.agents.middleware import ToolCallRequest as LangChainToolCall
+    from langchain.agents.middleware.types import OmitFromSchema
     from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler, BaseCallbackManager
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import (
@@ -118,39 +174,111 @@ try:
         SystemMessage,
         ToolCall,
         ToolMessage,
+        convert_to_messages,
     )
     from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
-    from langchain_core.tools import BaseTool
+    from langchain_core.tools import BaseTool, ToolException
+    from langgraph.config import get_config
     from langgraph.errors import GraphBubbleUp
-    from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE, ToolInvocationError
     from langgraph.runtime import Runtime
     from langgraph.types import Command
     from pydantic import BaseModel, ValidationError
 except ImportError as _import_error:  # pragma: no cover - exercised by a test that hides the framework
     raise _missing_framework("langchain", "langchain", _import_error) from _import_error
 
-__all__ = ["HookregMiddleware"]
-
-_ToolResponse = ToolMessage | Command[Any]
-_Update = dict[str, Any] | None
-_ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
-_AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+_R = TypeVar("_R")
+_ToolResponse: TypeAlias = "ToolMessage | Command[Any]"
+_Update: TypeAlias = "dict[str, Any] | None"
 _MODEL_POINTS = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
 _DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
-_Delta = TextDeltaContext | ReasoningDeltaContext | ToolCallDeltaContext
+_Delta: TypeAlias = "TextDeltaContext | ReasoningDeltaContext | ToolCallDeltaContext"
+_KEY: Final = "hookreg_run"
 
 
-class _Continuations(int):
-    """How many times ``stop`` kept this run going (kept in the run's scratchpad)."""
+class HookregState(AgentState[Any]):
+    """The agent state `HookregMiddleware` declares: the key of the hookreg run the state belongs to.
+
+    The key is private (in neither the agent's input nor its output); each
+    ``before_agent`` sets a new one, so every run, also on a checkpointed
+    thread, has its own hookreg state.
+    """
+
+    hookreg_run: NotRequired[Annotated[str, OmitFromSchema(input=True, output=True)]]
+
+
+# --- driving a flow that also calls LangChain's next handler ------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """Call LangChain's next handler (the next middleware, then the model or the tool) with `request`."""
+
+    request: Any
+
+
+_Flow: TypeAlias = Generator[Any, Any, _R]
+"""A flow that yields `Dispatch` operations and `_Call`s and returns `_R`."""
+
+
+def _drive(registry: HookRegistry, flow: _Flow[_R], handler: Callable[[Any], Any] | None = None) -> _R:
+    """Run `flow` with the registry's sync methods, calling `handler` for each `_Call`."""
+    reply: object = None
+    error: BaseException | None = None
+    while True:
+        try:
+            op = flow.send(reply) if error is None else flow.throw(error)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]  # the flow's declared return type
+        reply, error = None, None
+        try:
+            reply = (
+                cast("Callable[[Any], Any]", handler)(op.request) if isinstance(op, _Call) else perform(registry, op)
+            )
+        except BaseException as exc:  # noqa: BLE001 -- thrown into the flow, which decides what it means
+            error = exc
+
+
+async def _adrive(
+    registry: HookRegistry, flow: _Flow[_R], handler: Callable[[Any], Awaitable[Any]] | None = None
+) -> _R:
+    """Run `flow` with the registry's ``a``-methods, awaiting `handler` for each `_Call`."""
+    reply: object = None
+    error: BaseException | None = None
+    while True:
+        try:
+            op = flow.send(reply) if error is None else flow.throw(error)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]  # the flow's declared return type
+        reply, error = None, None
+        try:
+            if isinstance(op, _Call):
+                reply = await cast("Callable[[Any], Awaitable[Any]]", handler)(op.request)
+            else:
+                reply = await aperform(registry, op)
+        except BaseException as exc:  # noqa: BLE001 -- thrown into the flow, which decides what it means
+            error = exc
+
+
+# --- reading LangChain's state ------------------------------------------------------
+
+
+class _Run:
+    """One agent run: its `RunState`, the tools of its latest model request, and how it stopped."""
+
+    __slots__ = ("key", "offered", "raw_args", "state", "stop", "streamed", "tools")
+
+    def __init__(self, key: str, state: RunState) -> None:
+        self.key = key
+        self.state = state
+        self.tools: dict[str, BaseTool] = {}
+        self.offered: frozenset[str] | None = None
+        self.raw_args: dict[str, object] = {}  # call id -> the model's argument text, when it is not an object
+        self.streamed: dict[str, str] = {}  # call id -> its argument text as the latest model call streamed it
+        self.stop: StopRun | None = None
 
 
 def _messages(state: Mapping[str, Any]) -> list[AnyMessage]:
     return cast("list[AnyMessage]", state.get("messages", []))
-
-
-def _turn(state: Mapping[str, Any]) -> int:
-    """The number of model answers so far: the current turn once the model has answered."""
-    return sum(isinstance(m, AIMessage) for m in _messages(state))
 
 
 def _prompt(state: Mapping[str, Any]) -> str:
@@ -158,9 +286,14 @@ def _prompt(state: Mapping[str, Any]) -> str:
     return next((m.text for m in reversed(_messages(state)) if isinstance(m, HumanMessage)), "")
 
 
-def _denial(result: HookResult) -> str:
-    """What the model reads for a refused tool call (never empty: an empty text would look like a result)."""
-    return result.reason or f"The tool call was denied by {result.decided_by or 'a hook'}."
+def _answer(messages: Sequence[AnyMessage]) -> tuple[AIMessage | None, set[str]]:
+    """The latest model answer and the ids of the tool calls answered after it."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, AIMessage):
+            answered = {m.tool_call_id for m in messages[index + 1 :] if isinstance(m, ToolMessage)}
+            return message, answered
+    return None, set()
 
 
 def _tool_name(tool: BaseTool | dict[str, Any]) -> str:
@@ -184,6 +317,96 @@ def _history(messages: list[AnyMessage]) -> list[Message]:
     ]
 
 
+def _raw(args: object) -> object:
+    """An invalid call's argument text as the model meant it: parsed when it is JSON, else as is."""
+    if not isinstance(args, str):
+        return args
+    try:
+        return json.loads(args)
+    except ValueError:
+        return args
+
+
+def _object_text(text: str) -> bool:
+    """Whether streamed argument text is a JSON object (or empty, which LangChain reads as no arguments)."""
+    try:
+        return not text or isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+def _with_invalid_calls(answer: AIMessage, run: _Run) -> AIMessage | None:
+    """`answer` with its ``invalid_tool_calls`` turned into tool calls (args ``{}``), or ``None`` when it has none.
+
+    LangChain's agent loop runs only ``tool_calls``; as calls, the invalid ones
+    reach ``wrap_tool_call``, which gates the model's raw arguments (kept in
+    `run`) and so answers each of them. A call whose streamed argument text
+    is not a JSON object (LangChain completed truncated JSON) is gated on
+    that text too.
+    """
+    for parsed in answer.tool_calls:
+        text = run.streamed.get(parsed["id"] or "")
+        if text is not None and not _object_text(text):
+            run.raw_args[parsed["id"] or ""] = _raw(text)
+    invalid = [c for c in answer.invalid_tool_calls if c.get("id")]
+    if not invalid:
+        return None
+    calls: list[ToolCall] = list(answer.tool_calls)
+    for call in invalid:
+        call_id = cast("str", call["id"])
+        run.raw_args[call_id] = _raw(call.get("args"))
+        calls.append(ToolCall(name=call.get("name") or "", args={}, id=call_id, type="tool_call"))
+    kept = [c for c in answer.invalid_tool_calls if not c.get("id")]
+    return answer.model_copy(update={"tool_calls": calls, "invalid_tool_calls": kept})
+
+
+def _thread_id() -> str:
+    """The LangGraph thread the running graph belongs to (``""`` without one)."""
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:  # not inside a graph run
+        return ""
+    thread = configurable.get("thread_id")
+    return str(thread) if thread is not None else ""
+
+
+def _tool_message(call_id: str, name: str, text: str) -> ToolMessage:
+    """An error `ToolMessage`: what the model reads for a call that was refused, failed or never ran."""
+    return ToolMessage(content=text, tool_call_id=call_id, name=name, status="error")
+
+
+def _schema_check(tools: Callable[[str], BaseTool | None]) -> Validator:
+    """Check a call's args against its tool's pydantic ``tool_call_schema`` (the schema LangChain checks)."""
+
+    def validate(name: str, args: Mapping[str, object]) -> str | None:
+        tool = tools(name)
+        schema = tool.tool_call_schema if tool is not None else None
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+            return None  # a JSON-schema tool: LangChain passes its args through unchecked
+        try:
+            schema.model_validate(dict(args))
+        except ValidationError as exc:
+            return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'args'}: {e['msg']}" for e in exc.errors())
+        return None
+
+    return validate
+
+
+def _sent(messages: Sequence[Message]) -> list[AnyMessage]:
+    """A patch's ``messages`` as LangChain messages (roles as `_history` writes them, or user / assistant)."""
+    return cast(
+        "list[AnyMessage]",
+        convert_to_messages(
+            [
+                {"role": m.role, "content": m.content}
+                | ({"name": m.name} if m.name else {})
+                | ({"tool_call_id": m.tool_call_id} if m.tool_call_id else {})
+                for m in messages
+            ]
+        ),
+    )
+
+
 def _system(request: ModelRequest[Any], patch: RequestPatch) -> SystemMessage | None:
     """The system message with the patch's preamble (replacing the prompt) and extra context appended."""
     if patch.preamble is None and not patch.extra_context:
@@ -203,11 +426,44 @@ def _settings(request: ModelRequest[Any], patch: RequestPatch) -> dict[str, Any]
     return settings
 
 
-class _Stream:
-    """One model call's stream, turned into delta contexts (text and reasoning aggregated)."""
+def _finished(run: _Run, answer: AIMessage) -> ModelTurnFinishedContext:
+    """The ``model_turn_finished`` context of `answer`: its text, calls, finish reason, usage, id and model."""
+    metadata = answer.response_metadata or {}
+    reason = metadata.get("finish_reason") or metadata.get("stop_reason")
+    raw_reason = reason if isinstance(reason, str) else None
+    model = metadata.get("model_name") or metadata.get("model")
+    calls = [
+        ToolCallRequest(c["id"] or "", c["name"], c["args"] if isinstance(c["args"], Mapping) else {})
+        for c in answer.tool_calls
+    ]
+    return ModelTurnFinishedContext(
+        turn=run.state.turns,
+        text=answer.text,
+        tool_calls=calls,
+        finish_reason=finish_reason(raw_reason),
+        raw_finish_reason=raw_reason,
+        max_tokens=None,
+        usage={k: v for k, v in (answer.usage_metadata or {}).items() if isinstance(v, int)},
+        message_id=answer.id,
+        model=model if isinstance(model, str) else None,
+        run=run.state.run,
+    )
 
-    def __init__(self, run: RunContext) -> None:
-        self.run, self.text, self.reasoning = run, "", ""
+
+# --- streamed deltas ----------------------------------------------------------------
+
+
+class _Stream:
+    """One model call's stream, turned into delta contexts (text and reasoning aggregated).
+
+    It also keeps each tool call's argument text as streamed, in `args` (call
+    id -> text): LangChain parses it leniently when it joins the chunks
+    (truncated JSON is completed), so only the streamed text tells a
+    malformed argument text apart.
+    """
+
+    def __init__(self, run: RunContext, args: dict[str, str]) -> None:
+        self.run, self.text, self.reasoning, self.args = run, "", "", args
         self.calls: dict[object, tuple[str, str | None]] = {}  # a chunk's index -> its call's id and name
 
     def deltas(self, chunk: GenerationChunk | ChatGenerationChunk | None) -> list[_Delta]:
@@ -227,10 +483,20 @@ class _Stream:
         for piece in message.tool_call_chunks:  # read here: content_blocks drops them from a last chunk
             known = self.calls.get(piece["index"], ("", None))
             call = self.calls[piece["index"]] = (piece["id"] or known[0], piece["name"] or known[1])
+            if call[0]:
+                self.args[call[0]] = self.args.get(call[0], "") + (piece["args"] or "")
             out.append(
                 ToolCallDeltaContext(call_id=call[0], tool_name=call[1], delta=piece["args"] or "", run=self.run)
             )
         return out
+
+
+def _delta_point(ctx: _Delta) -> HookPoint:
+    if isinstance(ctx, TextDeltaContext):
+        return HookPoint.TEXT_DELTA
+    if isinstance(ctx, ReasoningDeltaContext):
+        return HookPoint.REASONING_DELTA
+    return HookPoint.TOOL_CALL_DELTA
 
 
 class _Deltas(BaseCallbackHandler):
@@ -238,8 +504,8 @@ class _Deltas(BaseCallbackHandler):
 
     raise_error = True
 
-    def __init__(self, registry: HookRegistry, run: RunContext) -> None:
-        self.registry, self.stream = registry, _Stream(run)
+    def __init__(self, registry: HookRegistry, run: RunContext, args: dict[str, str]) -> None:
+        self.registry, self.stream = registry, _Stream(run, args)
 
     def on_llm_new_token(
         self,
@@ -249,12 +515,7 @@ class _Deltas(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         for ctx in self.stream.deltas(chunk):
-            if isinstance(ctx, TextDeltaContext):
-                self.registry.notify(HookPoint.TEXT_DELTA, ctx)
-            elif isinstance(ctx, ReasoningDeltaContext):
-                self.registry.notify(HookPoint.REASONING_DELTA, ctx)
-            else:
-                self.registry.notify(HookPoint.TOOL_CALL_DELTA, ctx)
+            self.registry.notify(_delta_point(ctx), ctx)  # type: ignore[call-overload]  # point matches ctx
 
 
 class _AsyncDeltas(AsyncCallbackHandler):
@@ -262,8 +523,8 @@ class _AsyncDeltas(AsyncCallbackHandler):
 
     raise_error = True
 
-    def __init__(self, registry: HookRegistry, run: RunContext) -> None:
-        self.registry, self.stream = registry, _Stream(run)
+    def __init__(self, registry: HookRegistry, run: RunContext, args: dict[str, str]) -> None:
+        self.registry, self.stream = registry, _Stream(run, args)
 
     async def on_llm_new_token(
         self,
@@ -273,12 +534,7 @@ class _AsyncDeltas(AsyncCallbackHandler):
         **kwargs: Any,
     ) -> None:
         for ctx in self.stream.deltas(chunk):
-            if isinstance(ctx, TextDeltaContext):
-                await self.registry.anotify(HookPoint.TEXT_DELTA, ctx)
-            elif isinstance(ctx, ReasoningDeltaContext):
-                await self.registry.anotify(HookPoint.REASONING_DELTA, ctx)
-            else:
-                await self.registry.anotify(HookPoint.TOOL_CALL_DELTA, ctx)
+            await self.registry.anotify(_delta_point(ctx), ctx)  # type: ignore[call-overload]  # point matches ctx
 
 
 def _observed(request: ModelRequest[Any], handler: BaseCallbackHandler) -> ModelRequest[Any]:
@@ -293,17 +549,11 @@ def _observed(request: ModelRequest[Any], handler: BaseCallbackHandler) -> Model
     return request.override(model=request.model.model_copy(update={"callbacks": combined}))
 
 
-def _error_message(ctx: PreToolCallDecideContext, text: str) -> ToolMessage:
-    """An error `ToolMessage`: what the model reads for a refused or failed call."""
-    return ToolMessage(content=text, tool_call_id=ctx.call_id, name=ctx.tool_name, status="error")
+# --- the middleware ------------------------------------------------------------------
 
 
-def _kind(error: Exception) -> ToolErrorKind:
-    return ToolErrorKind.INVALID_ARGS if isinstance(error, ToolInvocationError) else ToolErrorKind.EXCEPTION
-
-
-class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
-    """LangChain agent middleware that dispatches a hookreg registry's hooks.
+class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
+    """LangChain agent middleware that dispatches a hookreg registry's hooks; put it first in ``middleware=``.
 
     Example:
         >>> from hookreg import HookRegistry
@@ -320,7 +570,10 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             name to something other than a LangChain chat model.
     """
 
+    state_schema = HookregState
+
     def __init__(self, registry: HookRegistry, *, models: Mapping[str, BaseChatModel] | None = None) -> None:
+        super().__init__()
         self.registry: HookRegistry = _require_registry(registry, "HookregMiddleware")
         self.models: Mapping[str, BaseChatModel] = dict(models or {})
         for name, model in self.models.items():
@@ -330,98 +583,133 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                     "Pass models={name: chat_model} with BaseChatModel instances, e.g. init_chat_model(...)."
                 )
                 raise HookTypeError(msg)
-        self._run = RunContext()
-        self._denied: str | None = None
-        self._offered: dict[str, BaseTool] = {}
+        self._runs: dict[str, _Run] = {}  # the live runs, by the key each run's graph state carries
 
     @property
     def name(self) -> str:
         """The middleware's name in the agent graph: ``"hookreg"``."""
         return "hookreg"
 
-    def _at(self, state: Mapping[str, Any], turn: int | None = None) -> RunContext:
-        """The run context for `turn` (default: the turn of the latest model answer)."""
-        return dataclasses.replace(self._run, turn=_turn(state) if turn is None else turn)
+    # --- runs --------------------------------------------------------------------
 
-    def _start(self, runtime: Runtime[Any], prompt: str) -> OnSessionStartContext:
-        """Begin a new run: the LangGraph thread (or run) id is the session id when there is one."""
-        info = runtime.execution_info
-        session = (info.thread_id or info.run_id or "") if info is not None else ""
-        self._run, self._denied = RunContext(session_id=session), None
-        return OnSessionStartContext(session_id=self._run.session_id, goal=prompt, run=self._run)
+    def _open(self, key: str, run: RunContext, goal: str = "") -> _Run:
+        opened = self._runs[key] = _Run(key, RunState(self.registry, run, goal))
+        return opened
 
-    def _end_with(self, result: HookResult) -> dict[str, Any]:
-        """A state update that ends the run with the denial's reason as the agent's answer."""
-        self._denied = _denial(result)
-        return {"messages": [AIMessage(content=self._denied)], "jump_to": "end"}
+    def _run(self, state: Mapping[str, Any]) -> _Run:
+        """The run `state` belongs to (one this middleware did not start, e.g. resumed elsewhere, starts here)."""
+        key = state.get(_KEY) if isinstance(state, Mapping) else None
+        key = key if isinstance(key, str) else uuid.uuid4().hex
+        return self._runs.get(key) or self._open(key, RunContext())
+
+    def _fail(self, run: _Run, error: BaseException) -> _Flow[None]:
+        """The run ends with `error` (``failed``, ``stopped`` or ``cancelled``); an interrupt only pauses it."""
+        if isinstance(error, GraphBubbleUp):
+            return
+        self._runs.pop(run.key, None)
+        yield from run.state.end_with(error)
+
+    def _stopped(self, run: _Run, stop: StopRun) -> _Flow[None]:
+        """A hook stopped the run: end its session now; ``after_agent`` raises the first stop."""
+        if run.stop is None:
+            run.stop = stop
+        yield from run.state.end_with(stop)
+
+    def _halt(
+        self, run: _Run, stop: StopRun, messages: Sequence[AnyMessage], update: dict[str, Any] | None = None
+    ) -> _Flow[dict[str, Any]]:
+        """The state update that ends a stopped run: a notice for each unanswered call, then the end."""
+        yield from self._stopped(run, stop)
+        answer, answered = _answer(messages)
+        calls = {c["id"] or "": c["name"] for c in (answer.tool_calls if answer is not None else [])}
+        notices = [_tool_message(i, calls[i], text) for i, text in unanswered(calls, answered)]
+        update = dict(update or {})
+        update["messages"] = [*update.get("messages", []), *notices]
+        return {**update, "jump_to": "end"}
+
+    def _denied(self, run: _Run, outcome: RunOutcome, state: Mapping[str, Any], key: str = "") -> _Flow[dict[str, Any]]:
+        """A ``user_prompt_submit`` or ``pre_turn`` deny: the reason is the agent's answer, the run stops."""
+        stop = StopRun(outcome.reason)
+        run.stop = stop
+        yield from run.state.end(outcome, stop)
+        update = yield from self._halt(run, stop, _messages(state))
+        update["messages"] = [*update["messages"], AIMessage(content=outcome.reason)]
+        return {**update, _KEY: key} if key else update
 
     # --- before_agent: on_session_start, user_prompt_submit ---------------------
 
-    @hook_config(can_jump_to=["end"])
-    def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
-        """Fire ``on_session_start`` and gate the prompt with ``user_prompt_submit``."""
-        prompt = _prompt(state)
-        self.registry.notify(HookPoint.ON_SESSION_START, self._start(runtime, prompt))
-        result = self.registry.decide(
-            HookPoint.USER_PROMPT_SUBMIT, UserPromptSubmitContext(content=prompt, run=self._run)
-        )
-        return None if result.allowed else self._end_with(result)
+    def _before_agent(self, state: HookregState) -> _Flow[_Update]:
+        key = uuid.uuid4().hex
+        run = self._open(key, RunContext(session_id=_thread_id()), goal=_prompt(state))
+        try:
+            outcome = yield from run.state.start()
+        except StopRun as stop:
+            return {**(yield from self._halt(run, stop, _messages(state))), _KEY: key}
+        except BaseException as error:
+            yield from self._fail(run, error)
+            raise
+        if outcome is not None:
+            return (yield from self._denied(run, outcome, state, key))
+        return {_KEY: key}
 
     @hook_config(can_jump_to=["end"])
-    async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+    def before_agent(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
+        """Start the run: ``on_session_start``, then gate the prompt with ``user_prompt_submit``."""
+        return _drive(self.registry, self._before_agent(state))
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_agent(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
         """Async twin of `before_agent`."""
-        prompt = _prompt(state)
-        await self.registry.anotify(HookPoint.ON_SESSION_START, self._start(runtime, prompt))
-        result = await self.registry.adecide(
-            HookPoint.USER_PROMPT_SUBMIT, UserPromptSubmitContext(content=prompt, run=self._run)
-        )
-        return None if result.allowed else self._end_with(result)
+        return await _adrive(self.registry, self._before_agent(state))
 
     # --- before_model: pre_turn ---------------------------------------------------
 
-    def _pre_turn(self, state: AgentState[Any]) -> PreTurnContext:
-        turn = _turn(state) + 1
-        return PreTurnContext(prompt=_prompt(state), turn=turn, run=self._at(state, turn))
+    def _before_model(self, state: HookregState) -> _Flow[_Update]:
+        run = self._run(state)
+        if run.stop is not None:  # a tool hook stopped the run: end it now
+            return {"jump_to": "end"}
+        try:
+            outcome = yield from run.state.turn(_prompt(state))
+        except StopRun as stop:
+            return (yield from self._halt(run, stop, _messages(state)))
+        except BaseException as error:
+            yield from self._fail(run, error)
+            raise
+        if outcome is not None:
+            return (yield from self._denied(run, outcome, state))
+        return None
 
     @hook_config(can_jump_to=["end"])
-    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
-        """Gate the coming model call with ``pre_turn``."""
-        result = self.registry.decide(HookPoint.PRE_TURN, self._pre_turn(state))
-        return None if result.allowed else self._end_with(result)
+    def before_model(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
+        """Start a turn and gate the coming model call with ``pre_turn``."""
+        return _drive(self.registry, self._before_model(state))
 
     @hook_config(can_jump_to=["end"])
-    async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+    async def abefore_model(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
         """Async twin of `before_model`."""
-        result = await self.registry.adecide(HookPoint.PRE_TURN, self._pre_turn(state))
-        return None if result.allowed else self._end_with(result)
+        return await _adrive(self.registry, self._before_model(state))
 
     # --- wrap_model_call: pre_model_call, model_select ---------------------------
-
-    def _offer(self, request: ModelRequest[Any]) -> None:
-        """Remember the tools offered: an ``invalid_tool_call`` lists them and may repair to one."""
-        self._offered = {t.name: t for t in request.tools if isinstance(t, BaseTool)}
 
     def _default_model(self, model: BaseChatModel) -> str:
         named = next((name for name, chat in self.models.items() if chat is model), None)
         attribute = getattr(model, "model_name", None) or getattr(model, "model", None)
         return named or (attribute if isinstance(attribute, str) else model.get_name())
 
-    def _pre_model(self, request: ModelRequest[Any]) -> PreModelCallContext:
-        state = request.state
-        turn = _turn(state) + 1
+    def _patched(self, run: _Run, request: ModelRequest[Any]) -> _Flow[ModelRequest[Any]]:
+        """`request` with the merged ``pre_model_call`` patch applied and the ``model_select`` pick swapped in."""
         base = RequestPatch(active_tools=frozenset(_tool_name(t) for t in request.tools))
-        return PreModelCallContext(
-            prompt=_prompt(state), history=_history(request.messages), turn=turn, patch=base, run=self._at(state, turn)
+        ctx = PreModelCallContext(
+            prompt=_prompt(request.state),
+            history=_history(request.messages),
+            turn=run.state.turns,
+            patch=base,
+            run=run.state.run,
         )
-
-    def _select(self, ctx: PreModelCallContext, request: ModelRequest[Any], patch: RequestPatch) -> ModelSelectContext:
+        patch: RequestPatch = yield Dispatch("transform", HookPoint.PRE_MODEL_CALL, ctx)
         name = self._default_model(request.model)
-        return ModelSelectContext(default_model=name, selected_model=name, patch=patch, run=ctx.run)
-
-    def _patched(
-        self, request: ModelRequest[Any], patch: RequestPatch, select: ModelSelectContext, pick: str
-    ) -> ModelRequest[Any]:
-        """`request` with the patch applied and the picked model swapped in."""
+        select = ModelSelectContext(default_model=name, selected_model=name, patch=patch, run=ctx.run)
+        pick: str = yield Dispatch("transform", HookPoint.MODEL_SELECT, select)
         model = request.model
         if pick != select.default_model:
             if pick not in self.models:
@@ -433,319 +721,221 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 raise HookValueError(msg, point=HookPoint.MODEL_SELECT)
             model = self.models[pick]
         active = patch.active_tools
-        tools = request.tools if active is None else [t for t in request.tools if _tool_name(t) in active]
-        patched = request.override(
+        messages = request.messages if patch.messages is None else _sent(patch.messages)
+        return request.override(
             model=model,
+            messages=messages,
             system_message=_system(request, patch),
-            tools=tools,
+            tools=request.tools if active is None else [t for t in request.tools if _tool_name(t) in active],
             tool_choice=request.tool_choice if patch.tool_choice is None else patch.tool_choice,
             model_settings=_settings(request, patch),
         )
-        self._offer(patched)
-        return patched
 
-    def _streamed(self, request: ModelRequest[Any], handler: type[_Deltas | _AsyncDeltas]) -> ModelRequest[Any]:
-        """`request`, its model reporting its stream to the delta points when they have hooks."""
-        if not any(self.registry.has_hooks(point) for point in _DELTA_POINTS):
-            return request
-        return _observed(request, handler(self.registry, self._at(request.state, _turn(request.state) + 1)))
+    def _model_call(self, request: ModelRequest[Any], *, asynchronous: bool) -> _Flow[Any]:
+        run = self._run(request.state)
+        run.tools = {t.name: t for t in request.tools if isinstance(t, BaseTool)}
+        try:
+            if any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
+                request = yield from self._patched(run, request)
+            run.offered = frozenset(_tool_name(t) for t in request.tools)
+            run.streamed = {}
+            deltas = (_AsyncDeltas if asynchronous else _Deltas)(self.registry, run.state.run, run.streamed)
+            request = _observed(request, deltas)
+            return (yield _Call(request))
+        except BaseException as error:
+            yield from self._fail(run, error)
+            raise
 
-    def wrap_model_call(self, request: ModelRequest[Any], handler: _ModelHandler) -> ModelResponse[Any]:
+    def wrap_model_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
+    ) -> ModelResponse[Any]:
         """Patch the request (``pre_model_call``), pick its model (``model_select``), observe its stream, call it."""
-        if not any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
-            self._offer(request)
-            return handler(self._streamed(request, _Deltas))
-        ctx = self._pre_model(request)
-        patch = self.registry.transform(HookPoint.PRE_MODEL_CALL, ctx)
-        select = self._select(ctx, request, patch)
-        pick = self.registry.transform(HookPoint.MODEL_SELECT, select)
-        return handler(self._streamed(self._patched(request, patch, select, pick), _Deltas))
+        return _drive(self.registry, self._model_call(request, asynchronous=False), handler)
 
-    async def awrap_model_call(self, request: ModelRequest[Any], handler: _AsyncModelHandler) -> ModelResponse[Any]:
+    async def awrap_model_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+    ) -> ModelResponse[Any]:
         """Async twin of `wrap_model_call`."""
-        if not any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
-            self._offer(request)
-            return await handler(self._streamed(request, _AsyncDeltas))
-        ctx = self._pre_model(request)
-        patch = await self.registry.atransform(HookPoint.PRE_MODEL_CALL, ctx)
-        select = self._select(ctx, request, patch)
-        pick = await self.registry.atransform(HookPoint.MODEL_SELECT, select)
-        return await handler(self._streamed(self._patched(request, patch, select, pick), _AsyncDeltas))
+        return await _adrive(self.registry, self._model_call(request, asynchronous=True), handler)
 
     # --- after_model: model_turn_finished, post_turn, stop -----------------------
 
-    def _finished(self, state: AgentState[Any]) -> tuple[AIMessage | None, ModelTurnFinishedContext]:
-        answer = next((m for m in reversed(_messages(state)) if isinstance(m, AIMessage)), None)
-        calls = answer.tool_calls if answer is not None else []
-        usage = answer.usage_metadata if answer is not None else None
-        metadata = answer.response_metadata if answer is not None else {}
-        reason = metadata.get("finish_reason") or metadata.get("stop_reason")
-        raw_reason = reason if isinstance(reason, str) else None
-        ctx = ModelTurnFinishedContext(
-            turn=_turn(state),
-            text=answer.text if answer is not None else "",
-            tool_calls=[ToolCallRequest(c["id"] or "", c["name"], c["args"]) for c in calls],
-            finish_reason=FinishReason.from_raw(raw_reason),
-            raw_finish_reason=raw_reason,
-            max_tokens=None,
-            usage={k: v for k, v in (usage or {}).items() if isinstance(v, int)},
-            run=self._at(state),
-        )
-        return answer, ctx
-
-    def _steer(self, answer: AIMessage | None, turn: int, action: TurnAction) -> _Update:
-        """The state update for a non-continue `action`, or ``None`` to go on."""
-        if action.kind != "continue" and answer is not None and answer.tool_calls:
-            raise _refused_retry(turn, action.decided_by, [c["name"] for c in answer.tool_calls])
-        if action.kind == "repeat" and answer is not None and answer.id is not None:
-            return {"messages": [RemoveMessage(id=answer.id)], "jump_to": "model"}
-        if action.kind == "feedback":
-            return {"messages": [HumanMessage(content=action.feedback or "")], "jump_to": "model"}
-        return None
-
-    def _stop(self, ctx: ModelTurnFinishedContext) -> StopContext:
-        count = ctx.run.scratchpad.get(_Continuations) or 0
-        return StopContext(response_text=ctx.text, continuation_count=count, run=ctx.run)
-
-    @staticmethod
-    def _keep_going(stop: StopContext, result: HookResult) -> _Update:
-        if result.allowed:
+    def _after_model(self, state: HookregState) -> _Flow[_Update]:
+        run = self._run(state)
+        messages = _messages(state)
+        original, _ = _answer(messages)
+        if original is None:
             return None
-        stop.run.scratchpad.update(_Continuations, lambda n: _Continuations(n + 1))
-        return {"messages": [HumanMessage(content=_denial(result))], "jump_to": "model"}
+        moved = _with_invalid_calls(original, run)
+        update: dict[str, Any] = {"messages": [moved]} if moved is not None else {}
+        answer = moved or original
+        try:
+            ctx = _finished(run, answer)
+            action = TurnAction.continue_run()
+            if self.registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):
+                action = yield Dispatch("decide", HookPoint.MODEL_TURN_FINISHED, ctx)
+            if action.kind != "continue":
+                if answer.tool_calls:
+                    raise _refused_retry(ctx.turn, action.decided_by, [c["name"] for c in answer.tool_calls])
+                if action.kind == "repeat" and answer.id is not None:
+                    return {"messages": [RemoveMessage(id=answer.id)], "jump_to": "model"}
+                if action.kind == "feedback":
+                    return {"messages": [HumanMessage(content=action.feedback or "")], "jump_to": "model"}
+            if self.registry.has_hooks(HookPoint.POST_TURN):
+                post = PostTurnContext(turn=ctx.turn, response_text=ctx.text, run=ctx.run)
+                yield Dispatch("notify", HookPoint.POST_TURN, post)
+            if not answer.tool_calls:
+                feedback = yield from run.state.stop(ctx.text)
+                if feedback is not None:
+                    return {"messages": [HumanMessage(content=feedback)], "jump_to": "model"}
+        except StopRun as stop:
+            current = [answer if m is original else m for m in messages]
+            return (yield from self._halt(run, stop, current, update))
+        except BaseException as error:
+            yield from self._fail(run, error)
+            raise
+        return update or None
 
-    @hook_config(can_jump_to=["model"])
-    def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+    @hook_config(can_jump_to=["model", "end"])
+    def after_model(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
         """Judge the answer (``model_turn_finished``), observe it (``post_turn``), and gate stopping (``stop``)."""
-        answer, ctx = self._finished(state)
-        steer = self._steer(answer, ctx.turn, self.registry.decide(HookPoint.MODEL_TURN_FINISHED, ctx))
-        if steer is not None:
-            return steer
-        self.registry.notify(HookPoint.POST_TURN, PostTurnContext(turn=ctx.turn, response_text=ctx.text, run=ctx.run))
-        if ctx.tool_calls:
-            return None
-        stop = self._stop(ctx)
-        return self._keep_going(stop, self.registry.decide(HookPoint.STOP, stop))
+        return _drive(self.registry, self._after_model(state))
 
-    @hook_config(can_jump_to=["model"])
-    async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+    @hook_config(can_jump_to=["model", "end"])
+    async def aafter_model(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
         """Async twin of `after_model`."""
-        answer, ctx = self._finished(state)
-        steer = self._steer(answer, ctx.turn, await self.registry.adecide(HookPoint.MODEL_TURN_FINISHED, ctx))
-        if steer is not None:
-            return steer
-        post = PostTurnContext(turn=ctx.turn, response_text=ctx.text, run=ctx.run)
-        await self.registry.anotify(HookPoint.POST_TURN, post)
-        if ctx.tool_calls:
-            return None
-        stop = self._stop(ctx)
-        return self._keep_going(stop, await self.registry.adecide(HookPoint.STOP, stop))
+        return await _adrive(self.registry, self._after_model(state))
 
     # --- after_agent: on_session_end ---------------------------------------------
 
-    def _end(self, state: AgentState[Any]) -> OnSessionEndContext:
-        turns = _turn(state) - (self._denied is not None)  # the denial's answer is no model turn
-        if self._denied is not None:
-            outcome = RunOutcome(status="stopped", reason=self._denied, turns=turns)
-        else:
-            outcome = RunOutcome(status="completed", turns=turns)
-        return OnSessionEndContext(session_id=self._run.session_id, outcome=outcome, run=self._at(state))
+    def _after_agent(self, state: HookregState) -> _Flow[None]:
+        run = self._run(state)
+        self._runs.pop(run.key, None)
+        if run.stop is not None:
+            raise run.stop  # its session ended when it stopped; the caller gets the hook's own StopRun
+        yield from run.state.end(RunOutcome(status="completed", turns=run.state.turns))
 
-    def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
-        """Fire ``on_session_end``."""
-        self.registry.notify(HookPoint.ON_SESSION_END, self._end(state))
+    def after_agent(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
+        """End the run: ``on_session_end`` (``completed``), or raise the `StopRun` that stopped it."""
+        _drive(self.registry, self._after_agent(state))
         return None
 
-    async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+    async def aafter_agent(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
         """Async twin of `after_agent`."""
-        await self.registry.anotify(HookPoint.ON_SESSION_END, self._end(state))
+        await _adrive(self.registry, self._after_agent(state))
         return None
 
     # --- wrap_tool_call: the tool points -----------------------------------------
 
-    def _call(self, request: LangChainToolCall) -> PreToolCallDecideContext:
-        call = request.tool_call
+    def _tool_call(self, request: LangChainToolCall) -> _Flow[_ToolResponse]:
         state = request.state if isinstance(request.state, Mapping) else {}
-        return PreToolCallDecideContext(
-            tool_name=call["name"], args=call["args"], call_id=call["id"] or "", run=self._at(state)
+        run, call = self._run(state), request.tool_call
+        call_id, name = call.get("id") or "", call["name"]
+        if run.stop is not None:
+            return _tool_message(call_id, name, STOPPED_NOTICE)
+        tool = request.tool
+        known = {*run.tools, *([tool.name] if tool is not None else [])}
+        validate = _schema_check(
+            lambda wanted: tool if tool is not None and tool.name == wanted else run.tools.get(wanted)
         )
-
-    @staticmethod
-    def _rewrite(request: LangChainToolCall, args: Mapping[str, object], rewritten: bool) -> LangChainToolCall:
-        return request.override(tool_call={**request.tool_call, "args": dict(args)}) if rewritten else request
-
-    @staticmethod
-    def _result(ctx: PreToolCallDecideContext, response: ToolMessage) -> TransformToolResultContext:
-        raw = response.artifact if response.artifact is not None else response.content
-        return TransformToolResultContext(
-            tool_name=ctx.tool_name,
-            args=ctx.args,
-            call_id=ctx.call_id,
-            raw_result=raw,
-            presentation=response.text,
-            run=ctx.run,
-        )
-
-    @staticmethod
-    def _post(
-        result: TransformToolResultContext, response: ToolMessage, presentation: str, started: float
-    ) -> PostToolCallContext:
-        return PostToolCallContext(
-            tool_name=result.tool_name,
-            args=result.args,
-            call_id=result.call_id,
-            result=presentation,
-            raw_result=result.raw_result,
-            duration_ms=(time.perf_counter() - started) * 1000,
-            metadata={"status": response.status},
-            run=result.run,
-        )
-
-    @staticmethod
-    def _presented(response: ToolMessage, result: TransformToolResultContext, presentation: str) -> ToolMessage:
-        if presentation is result.presentation:
-            return response
-        return response.model_copy(update={"content": presentation})
-
-    @staticmethod
-    def _failure(ctx: PreToolCallDecideContext, error: Exception, started: float) -> PostToolCallFailureContext:
-        return PostToolCallFailureContext(
-            tool_name=ctx.tool_name,
-            args=ctx.args,
-            call_id=ctx.call_id,
-            error=error,
-            duration_ms=(time.perf_counter() - started) * 1000,
-            run=ctx.run,
-        )
-
-    @staticmethod
-    def _explained(ctx: PreToolCallDecideContext, error: Exception) -> OnToolErrorContext:
-        # LangChain's own text for a handled tool error (ToolNode's TOOL_CALL_ERROR_TEMPLATE).
-        message = f"Error: {error!r}\n Please fix your mistakes."
-        return OnToolErrorContext(
-            tool_name=ctx.tool_name,
-            args=ctx.args,
-            call_id=ctx.call_id,
-            error=error,
-            kind=_kind(error),
-            message=message,
-            run=ctx.run,
-        )
-
-    def _gate_steps(self, ctx: PreToolCallDecideContext) -> Steps[GateResult]:
-        return gate(self.registry, ctx.run, ctx.tool_name, ctx.call_id, ctx.args, known={ctx.tool_name})
-
-    @staticmethod
-    def _gated(ctx: PreToolCallDecideContext, verdict: GateResult) -> PreToolCallDecideContext:
-        return dataclasses.replace(ctx, args=verdict.call.args)
-
-    def _gate(self, ctx: PreToolCallDecideContext) -> tuple[PreToolCallDecideContext, GateResult]:
-        verdict = drive(self.registry, self._gate_steps(ctx))
-        return self._gated(ctx, verdict), verdict
-
-    async def _agate(self, ctx: PreToolCallDecideContext) -> tuple[PreToolCallDecideContext, GateResult]:
-        verdict = await adrive(self.registry, self._gate_steps(ctx))
-        return self._gated(ctx, verdict), verdict
-
-    def _invalid(self, request: LangChainToolCall) -> InvalidToolCallContext | None:
-        """The ``invalid_tool_call`` context when the call names no tool or fails its args schema, else ``None``."""
-        if not self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
-            return None
-        call, tool = request.tool_call, request.tool
-        if tool is None:
-            error = INVALID_TOOL_NAME_ERROR_TEMPLATE.format(
-                requested_tool=call["name"], available_tools=", ".join(self._offered)
+        try:
+            verdict: GateResult = yield from gate(
+                self.registry,
+                run.state.run,
+                name,
+                call_id,
+                run.raw_args.get(call_id, call["args"]),
+                known=known,
+                offered=run.offered,
+                validate=validate,
             )
-        else:
-            schema = tool.tool_call_schema
-            if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-                return None  # a JSON-schema tool: LangChain passes its args through unchecked
-            try:
-                schema.model_validate(call["args"])
-            except ValidationError as exc:
-                error = ToolInvocationError(call["name"], exc, call["args"], exc.errors()).message
-            else:
-                return None
-        ctx = self._call(request)
-        return InvalidToolCallContext(
-            tool_name=ctx.tool_name,
-            args=ctx.args,
-            call_id=ctx.call_id,
-            available_tools=sorted(self._offered),
-            error=error,
-            run=ctx.run,
-        )
+        except StopRun as stop:
+            yield from self._stopped(run, stop)
+            return _tool_message(call_id, name, STOPPED_NOTICE)
+        except BaseException as error:
+            yield from self._fail(run, error)
+            raise
+        if not verdict.allowed:
+            return _tool_message(call_id, name, verdict.text)
+        return (yield from self._execute(run, request, verdict.call))
 
-    def _settled(
-        self, request: LangChainToolCall, ctx: InvalidToolCallContext, action: InvalidToolCallAction
-    ) -> LangChainToolCall | ToolMessage:
-        """The repaired request to run, or the error `ToolMessage` that answers an invalid call."""
-        tool = self._offered.get(action.tool_name or "") if action.kind == "repair" else None
-        if tool is not None:
-            call: ToolCall = {**request.tool_call, "name": tool.name}
-            return request.override(tool_call=call, tool=tool)
-        text = action.feedback if action.kind == "retry" else action.reason
-        return ToolMessage(content=text or ctx.error, tool_call_id=ctx.call_id, name=ctx.tool_name, status="error")
+    def _execute(self, run: _Run, request: LangChainToolCall, effective: ToolCallRequest) -> _Flow[_ToolResponse]:
+        """Run the gated call (its effective name and args), then its outcome points."""
+        call, tool = request.tool_call, request.tool
+        if effective.tool_name != call["name"]:  # repaired: a known tool, so the agent has it
+            tool = run.tools.get(effective.tool_name, tool)
+        started = time.perf_counter()
+        try:
+            rewritten = ToolCall(
+                name=effective.tool_name, args=dict(effective.args), id=call.get("id"), type="tool_call"
+            )
+            redirected = (
+                request.override(tool_call=rewritten, tool=tool) if tool else request.override(tool_call=rewritten)
+            )
+            response: _ToolResponse = yield _Call(redirected)
+        except GraphBubbleUp:
+            raise  # LangGraph's interrupts are control flow, not failures
+        except Exception as error:  # noqa: BLE001 -- every failure of the tool goes to the failure points
+            return (yield from self._tool_raised(run, effective, error, started))
+        except BaseException as error:
+            yield from self._fail(run, error)
+            raise
+        if not isinstance(response, ToolMessage):
+            return response  # a Command steers the graph; there is no text to rewrite
+        ms = (time.perf_counter() - started) * 1000
+        try:
+            if response.status == "error":  # LangChain's own failure report: handle_tool_error, argument check
+                text = yield from failed(
+                    self.registry,
+                    run.state.run,
+                    effective,
+                    ToolException(response.text),
+                    message=response.text,
+                    duration_ms=ms,
+                )
+            else:
+                raw = response.artifact if response.artifact is not None else response.content
+                text = yield from succeeded(
+                    self.registry,
+                    run.state.run,
+                    effective,
+                    raw,
+                    presentation=response.text,
+                    duration_ms=ms,
+                    metadata={"status": response.status},
+                )
+        except StopRun as stop:
+            yield from self._stopped(run, stop)
+            return response  # the call ran: the model reads its result
+        except BaseException as error:
+            yield from self._fail(run, error)
+            raise
+        return response if text == response.text else response.model_copy(update={"content": text})
+
+    def _tool_raised(self, run: _Run, call: ToolCallRequest, error: Exception, started: float) -> _Flow[ToolMessage]:
+        """The tool raised: the failure points; without ``on_tool_error`` hooks the error ends the run."""
+        ms = (time.perf_counter() - started) * 1000
+        try:
+            text = yield from failed(self.registry, run.state.run, call, error, duration_ms=ms)
+        except StopRun as stop:
+            yield from self._stopped(run, stop)
+            return _tool_message(call.call_id, call.tool_name, f"Error: {describe(error)}")
+        except BaseException as failure:
+            yield from self._fail(run, failure)
+            raise
+        if not self.registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+            yield from self._fail(run, error)
+            raise error  # nobody handles it: LangChain's default, the run fails
+        return _tool_message(call.call_id, call.tool_name, text)
 
     def wrap_tool_call(
         self, request: LangChainToolCall, handler: Callable[[LangChainToolCall], _ToolResponse]
     ) -> _ToolResponse:
-        """Gate and rewrite the call, run the tool, then rewrite and observe its result or failure."""
-        invalid = self._invalid(request)
-        if invalid is not None:
-            settled = self._settled(request, invalid, self.registry.decide(HookPoint.INVALID_TOOL_CALL, invalid))
-            if isinstance(settled, ToolMessage):
-                return settled
-            request = settled
-        ctx, verdict = self._gate(self._call(request))
-        if not verdict.allowed:
-            return _error_message(ctx, verdict.text)
-        started = time.perf_counter()
-        try:
-            response = handler(self._rewrite(request, ctx.args, verdict.rewritten))
-        except GraphBubbleUp:
-            raise  # LangGraph's interrupts are control flow, not failures
-        except Exception as error:
-            self.registry.notify(HookPoint.POST_TOOL_CALL_FAILURE, self._failure(ctx, error, started))
-            if not self.registry.has_hooks(HookPoint.ON_TOOL_ERROR):
-                raise
-            text = self.registry.transform(HookPoint.ON_TOOL_ERROR, self._explained(ctx, error))
-            return _error_message(ctx, text)
-        if not isinstance(response, ToolMessage):
-            return response  # a Command steers the graph; there is no text to rewrite
-        result = self._result(ctx, response)
-        presentation = self.registry.transform(HookPoint.TRANSFORM_TOOL_RESULT, result)
-        self.registry.notify(HookPoint.POST_TOOL_CALL, self._post(result, response, presentation, started))
-        return self._presented(response, result, presentation)
+        """Check and gate the call, run the tool, then rewrite and observe its result or failure."""
+        return _drive(self.registry, self._tool_call(request), handler)
 
     async def awrap_tool_call(
         self, request: LangChainToolCall, handler: Callable[[LangChainToolCall], Awaitable[_ToolResponse]]
     ) -> _ToolResponse:
         """Async twin of `wrap_tool_call`."""
-        invalid = self._invalid(request)
-        if invalid is not None:
-            action = await self.registry.adecide(HookPoint.INVALID_TOOL_CALL, invalid)
-            settled = self._settled(request, invalid, action)
-            if isinstance(settled, ToolMessage):
-                return settled
-            request = settled
-        ctx, verdict = await self._agate(self._call(request))
-        if not verdict.allowed:
-            return _error_message(ctx, verdict.text)
-        started = time.perf_counter()
-        try:
-            response = await handler(self._rewrite(request, ctx.args, verdict.rewritten))
-        except GraphBubbleUp:
-            raise  # LangGraph's interrupts are control flow, not failures
-        except Exception as error:
-            await self.registry.anotify(HookPoint.POST_TOOL_CALL_FAILURE, self._failure(ctx, error, started))
-            if not self.registry.has_hooks(HookPoint.ON_TOOL_ERROR):
-                raise
-            text = await self.registry.atransform(HookPoint.ON_TOOL_ERROR, self._explained(ctx, error))
-            return _error_message(ctx, text)
-        if not isinstance(response, ToolMessage):
-            return response  # a Command steers the graph; there is no text to rewrite
-        result = self._result(ctx, response)
-        presentation = await self.registry.atransform(HookPoint.TRANSFORM_TOOL_RESULT, result)
-        await self.registry.anotify(HookPoint.POST_TOOL_CALL, self._post(result, response, presentation, started))
-        return self._presented(response, result, presentation)
+        return await _adrive(self.registry, self._tool_call(request), handler)

@@ -3,26 +3,35 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
+import importlib.metadata
+import json
+import re
 import runpy
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.chat_models import generate_from_stream
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.tool import tool_call_chunk
-from langchain_core.outputs import ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
-from langchain_core.tools import StructuredTool
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.tools import StructuredTool, ToolException
+from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from hookreg import (
     AsyncHookError,
+    FinishReason,
     HookPoint,
     HookRegistry,
     HookResult,
@@ -30,10 +39,12 @@ from hookreg import (
     HookValueError,
     InvalidToolCallAction,
     InvalidToolCallContext,
+    Message,
     ModelSelectContext,
     ModelTurnFinishedContext,
     OnSessionEndContext,
     OnSessionStartContext,
+    OnToolErrorContext,
     PostToolCallContext,
     PostTurnContext,
     PreModelCallContext,
@@ -47,8 +58,21 @@ from hookreg import (
     TurnAction,
     UserPromptSubmitContext,
 )
+from hookreg._lifecycle import STOPPED_NOTICE
 from hookreg.adapters.langchain import HookregMiddleware
-from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario
+from hookreg.testing.conformance import (
+    SCENARIOS,
+    TOOL_NAME,
+    AgentRun,
+    Answer,
+    Call,
+    RecordingTool,
+    ReportedError,
+    RunReport,
+    RunScenario,
+    Scenario,
+    run_contract_cases,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -245,25 +269,25 @@ def test_context_types_reach_hooks() -> None:
 
 
 def test_prompt_deny_ends_the_run_with_its_reason() -> None:
-    """A user_prompt_submit deny ends the run before any model call; its reason is the answer."""
+    """A user_prompt_submit deny stops the run before any model call: StopRun with its reason, session stopped."""
     registry, turns, ends = HookRegistry(), list[object](), list[OnSessionEndContext]()
     registry.user_prompt_submit(lambda ctx: HookResult.deny("prompts about echo are closed"))
     registry.post_turn(turns.append)
     registry.on_session_end(ends.append)
-    messages = run_agent(registry, RecordingTool(), [AIMessage(content="never")])
-    assert messages[-1].text == "prompts about echo are closed"
+    with pytest.raises(StopRun, match="prompts about echo are closed"):
+        run_agent(registry, RecordingTool(), [AIMessage(content="never")])
     assert turns == []
     assert [(e.outcome.status, e.outcome.turns) for e in ends] == [("stopped", 0)]
 
 
 def test_pre_turn_deny_ends_the_run() -> None:
-    """A pre_turn deny on the second turn stops the run before the model is called again."""
+    """A pre_turn deny on the second turn stops the run (StopRun) before the model is called again."""
     registry, tool, ends = HookRegistry(), RecordingTool(), list[OnSessionEndContext]()
     registry.pre_turn(lambda ctx: HookResult.deny("turn budget spent") if ctx.turn > 1 else HookResult.allow())
     registry.on_session_end(ends.append)
-    messages = run_agent(registry, tool, [tool_call({"text": "hi"}), AIMessage(content="never")])
+    with pytest.raises(StopRun, match="turn budget spent"):
+        run_agent(registry, tool, [tool_call({"text": "hi"}), AIMessage(content="never")])
     assert tool.calls == [{"text": "hi"}]
-    assert messages[-1].text == "turn budget spent"
     assert [(e.outcome.status, e.outcome.reason, e.outcome.turns) for e in ends] == [
         ("stopped", "turn budget spent", 1)
     ]
@@ -368,10 +392,10 @@ def pydantic_echo(tool: RecordingTool) -> StructuredTool:
     return StructuredTool.from_function(func=echo, name=TOOL_NAME)
 
 
-def invoke(agent: Any, *, asynchronous: bool = False) -> list[BaseMessage]:
+def invoke(agent: Any, *, asynchronous: bool = False, config: RunnableConfig | None = None) -> list[BaseMessage]:
     """Run `agent` on one prompt and return its final messages."""
     state = {"messages": [HumanMessage(content="echo something")]}
-    out = asyncio.run(agent.ainvoke(state)) if asynchronous else agent.invoke(state)
+    out = asyncio.run(agent.ainvoke(state, config)) if asynchronous else agent.invoke(state, config)
     return list(out["messages"])
 
 
@@ -483,7 +507,7 @@ def test_invalid_tool_call_repairs_an_unknown_tool(asynchronous: bool) -> None:
     assert (tool.calls, gated) == ([{"text": "hi"}], [TOOL_NAME])
     [ctx] = seen
     assert (ctx.tool_name, ctx.available_tools) == ("ecko", (TOOL_NAME,))
-    assert "ecko is not a valid tool" in ctx.error
+    assert "unknown tool 'ecko'" in ctx.error
 
 
 @pytest.mark.parametrize(
@@ -491,7 +515,7 @@ def test_invalid_tool_call_repairs_an_unknown_tool(asynchronous: bool) -> None:
     [
         (InvalidToolCallAction.retry("Call echo with a text."), "Call echo with a text."),
         (InvalidToolCallAction.skip("skipped"), "skipped"),
-        (InvalidToolCallAction.fail(), "Error invoking tool 'echo'"),
+        (InvalidToolCallAction.fail(), "bad arguments for 'echo': text: Field required"),
     ],
     ids=["retry", "skip", "fail"],
 )
@@ -624,3 +648,503 @@ def test_async_delta_hooks_fire_under_astream() -> None:
 
     asyncio.run(consume())
     assert seen == EXPECTED_DELTAS
+
+
+# --- the run contract --------------------------------------------------------------
+
+
+@dataclass
+class Script:
+    """One run's scripted model answers, played in order."""
+
+    answers: tuple[Answer, ...]
+    played: int = 0
+
+    def next(self) -> Answer:
+        """The next answer (raising its error, if it has one, after the hang check)."""
+        answer = self.answers[self.played]
+        self.played += 1
+        return answer
+
+
+SCRIPT: ContextVar[Script] = ContextVar("SCRIPT")
+"""The answers of the run in progress: each run (each asyncio task) sets its own."""
+
+
+def kit_message(answer: Answer) -> AIMessage:
+    """`answer` as LangChain's AIMessage: parsed args as tool_calls, raw argument text as invalid_tool_calls."""
+    calls = [c for c in answer.calls if not isinstance(c.args, str)]
+    invalid = [c for c in answer.calls if isinstance(c.args, str)]
+    return AIMessage(
+        content=answer.text,
+        tool_calls=[{"name": c.tool_name, "args": dict(c.args), "id": c.call_id} for c in calls],  # type: ignore[arg-type]  # str args are in invalid
+        invalid_tool_calls=[
+            {"name": c.tool_name, "args": c.args, "id": c.call_id, "error": None, "type": "invalid_tool_call"}
+            for c in invalid
+        ],
+        response_metadata=kit_metadata(answer),
+    )
+
+
+def kit_metadata(answer: Answer) -> dict[str, str]:
+    """The provider metadata of `answer`: an OpenAI-style finish reason and the model's name."""
+    reason = "length" if answer.truncated else ("tool_calls" if answer.calls else "stop")
+    return {"finish_reason": reason, "model_name": "kit-model"}
+
+
+def kit_chunks(answer: Answer) -> list[ChatGenerationChunk]:
+    """`answer` streamed: its text, one chunk per tool call (raw argument text as sent), then the metadata."""
+    chunks = [AIMessageChunk(content=answer.text)] if answer.text else []
+    for index, call in enumerate(answer.calls):
+        args = call.args if isinstance(call.args, str) else json.dumps(dict(call.args))
+        piece = tool_call_chunk(name=call.tool_name, args=args, id=call.call_id, index=index)
+        chunks.append(AIMessageChunk(content="", tool_call_chunks=[piece]))
+    chunks.append(AIMessageChunk(content="", response_metadata=kit_metadata(answer), chunk_position="last"))
+    return [ChatGenerationChunk(message=chunk) for chunk in chunks]
+
+
+class KitChatModel(GenericFakeChatModel):
+    """LangChain's fake chat model playing the kit's answers of the run in progress (``SCRIPT``)."""
+
+    messages: Iterator[AIMessage | str] = Field(default_factory=lambda: iter(()))
+
+    def bind_tools(self, tools: Sequence[object], **kwargs: object) -> KitChatModel:
+        """Return the model itself: its answers are scripted."""
+        return self
+
+    @staticmethod
+    async def _next() -> Answer:
+        answer = SCRIPT.get().next()
+        if answer.hang:
+            await asyncio.Event().wait()
+        if answer.error is not None:
+            raise answer.error
+        return answer
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        answer = SCRIPT.get().next()
+        if answer.error is not None:
+            raise answer.error
+        return ChatResult(generations=[ChatGeneration(message=kit_message(answer))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=kit_message(await self._next()))])
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        for chunk in kit_chunks(await self._next()):
+            if run_manager is not None:
+                await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+
+
+def kit_tool(name: str, fn: Callable[..., str]) -> StructuredTool:
+    """A LangChain tool with echo's signature (so LangChain checks its args) calling `fn`.
+
+    A `ReportedError` becomes a ``ToolException`` under ``handle_tool_error``: LangChain's own error result.
+    """
+
+    def run(text: str, prefix: str = "", suffix: str = "") -> str:
+        try:
+            return fn(text=text, prefix=prefix, suffix=suffix)
+        except ReportedError as error:
+            raise ToolException(str(error)) from error
+
+    return StructuredTool.from_function(func=run, name=name, description=f"The {name} tool.", handle_tool_error=True)
+
+
+@dataclass
+class LangChainWiring:
+    """One compiled agent with the hookreg middleware, run by the kit as often as it likes."""
+
+    agent: Any
+
+    async def run(self, answers: tuple[Answer, ...], *, prompt: str, streamed: bool) -> RunReport:
+        """Run the agent on `prompt` (ainvoke, or astream with stream_mode="messages"), the model playing `answers`."""
+        SCRIPT.set(Script(answers))
+        state = {"messages": [HumanMessage(content=prompt)]}
+        if streamed:
+            final: dict[str, Any] = {}
+            async for mode, item in self.agent.astream(state, stream_mode=["messages", "values"]):
+                if mode == "values":
+                    final = item
+        else:
+            final = await self.agent.ainvoke(state)
+        return report(final["messages"])
+
+
+def report(messages: Sequence[BaseMessage]) -> RunReport:
+    """What the model read for each call, and the last answer."""
+    tools = {m.tool_call_id: m.text for m in messages if isinstance(m, ToolMessage)}
+    answers = [m.text for m in messages if isinstance(m, AIMessage)]
+    return RunReport(tool_messages=tools, output=answers[-1] if answers else "")
+
+
+class LangChainFramework:
+    """LangChain v1's create_agent with HookregMiddleware, as the run-contract kit drives it."""
+
+    name = "langchain"
+    streams = True
+    stop_raises = True
+    limits: Mapping[str, str] = {}
+
+    def wire(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> LangChainWiring:
+        """Build the agent once: the kit's tools, a scripted model, the hookreg middleware."""
+        agent = create_agent(
+            KitChatModel(),
+            tools=[kit_tool(name, fn) for name, fn in tools.items()],
+            middleware=[HookregMiddleware(registry)],
+        )
+        return LangChainWiring(agent)
+
+
+FRAMEWORK = LangChainFramework()
+
+
+@pytest.mark.parametrize(
+    ("scenario", "streamed"),
+    run_contract_cases(FRAMEWORK),
+    ids=lambda v: v.name if isinstance(v, RunScenario) else ("streamed" if v else "blocking"),
+)
+def test_run_contract(scenario: RunScenario, streamed: bool) -> None:
+    """The LangChain adapter honours every row of the run contract, with ainvoke and with astream."""
+    scenario.check(FRAMEWORK, streamed=streamed)
+
+
+# --- issue-12 defects, one test each -------------------------------------------------
+
+
+_T = TypeVar("_T")
+
+
+def then(record: Callable[[Any], object], result: _T) -> Callable[[Any], _T]:
+    """A hook that passes its context to `record`, then returns `result`."""
+
+    def hook(ctx: Any) -> _T:
+        record(ctx)
+        return result
+
+    return hook
+
+
+def failing_echo(error: Exception, *, handled: bool) -> StructuredTool:
+    """An echo tool that raises `error` (LangChain turns a ToolException into an error result when `handled`)."""
+
+    def echo(text: str) -> str:
+        """Echo the text."""
+        raise error
+
+    return StructuredTool.from_function(func=echo, name=TOOL_NAME, handle_tool_error=handled)
+
+
+def outcome_registry(events: list[str]) -> HookRegistry:
+    """A registry recording the tool outcome points; on_tool_error rewrites the error text."""
+    registry = HookRegistry()
+    registry.transform_tool_result(lambda ctx: events.append("transform_tool_result"))
+    registry.post_tool_call(lambda ctx: events.append("post_tool_call"))
+    registry.post_tool_call_failure(lambda ctx: events.append(f"post_tool_call_failure {type(ctx.error).__name__}"))
+
+    @registry.on_tool_error
+    def explain(ctx: OnToolErrorContext) -> str:
+        events.append(f"on_tool_error {ctx.kind.value}")
+        return f"hook read: {ctx.message}"
+
+    return registry
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_tool_exception_under_handle_tool_error_is_a_failure(asynchronous: bool) -> None:
+    """A ToolException LangChain turns into an error result fires the failure points, never the result points."""
+    events: list[str] = []
+    agent = create_agent(
+        calling(TOOL_NAME, {"text": "hi"}),
+        tools=[failing_echo(ToolException("disk full"), handled=True)],
+        middleware=[HookregMiddleware(outcome_registry(events))],
+    )
+    [message] = [m for m in invoke(agent, asynchronous=asynchronous) if isinstance(m, ToolMessage)]
+    assert events == ["post_tool_call_failure ToolException", "on_tool_error exception"]
+    assert (message.text, message.status) == ("hook read: disk full", "error")
+
+
+def test_arguments_failing_the_schema_fail_before_the_tool_runs() -> None:
+    """Args failing the tool's schema go to invalid_tool_call and fail as INVALID_ARGS; no result point fires."""
+    events: list[str] = []
+    registry = outcome_registry(events)
+    registry.invalid_tool_call(lambda ctx: events.append(f"invalid_tool_call {ctx.error}"))
+    tool = RecordingTool()
+    agent = create_agent(
+        calling(TOOL_NAME, {"txt": "hi"}), tools=[pydantic_echo(tool)], middleware=[HookregMiddleware(registry)]
+    )
+    [message] = [m for m in invoke(agent) if isinstance(m, ToolMessage)]
+    assert tool.calls == []
+    assert events == [
+        "invalid_tool_call bad arguments for 'echo': text: Field required",
+        "post_tool_call_failure TypeError",
+        "on_tool_error invalid_args",
+    ]
+    assert message.text.startswith("hook read: ")
+
+
+def test_tool_not_offered_this_turn_never_runs() -> None:
+    """A call to a tool that active_tools took out of this turn's request goes to invalid_tool_call, unrun."""
+    registry, tool, invalid = HookRegistry(), RecordingTool(), list[InvalidToolCallContext]()
+    registry.pre_model_call(lambda ctx: RequestPatch(active_tools=frozenset({"other"})))
+    registry.invalid_tool_call(invalid.append)
+    agent = create_agent(
+        calling(TOOL_NAME, {"text": "hi"}), tools=[pydantic_echo(tool)], middleware=[HookregMiddleware(registry)]
+    )
+    [message] = [m for m in invoke(agent) if isinstance(m, ToolMessage)]
+    assert tool.calls == []
+    [ctx] = invalid
+    assert "was not offered for this turn" in ctx.error
+    assert message.status == "error"
+
+
+def model_failing(error: Exception) -> RecordingChatModel:
+    """A recording model whose first call raises `error`."""
+
+    class Failing(RecordingChatModel):
+        def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
+            raise error
+
+    return Failing(messages=iter([]))
+
+
+@pytest.mark.parametrize("failure", ["model", "tool"])
+def test_a_failed_run_ends_its_session_once(failure: str) -> None:
+    """A model error, or a tool error nobody handles, ends the session 'failed' once and reaches the caller."""
+    registry, ends = HookRegistry(), list[OnSessionEndContext]()
+    registry.on_session_end(ends.append)
+    error = RuntimeError("down")
+    if failure == "model":
+        agent = create_agent(model_failing(error), tools=[], middleware=[HookregMiddleware(registry)])
+    else:
+        tools = [failing_echo(error, handled=False)]
+        agent = create_agent(calling(TOOL_NAME, {"text": "hi"}), tools=tools, middleware=[HookregMiddleware(registry)])
+    with pytest.raises(RuntimeError, match="down"):
+        invoke(agent)
+    assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("failed", "RuntimeError: down")]
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_stop_leaves_no_dangling_tool_call_on_the_thread(asynchronous: bool) -> None:
+    """A StopRun from a gate reaches the caller as itself; the thread answers every call of the batch."""
+    registry, tool, ends = HookRegistry(), RecordingTool(), list[OnSessionEndContext]()
+    stop = StopRun("enough")
+
+    @registry.pre_tool_call_decide
+    def halt(ctx: PreToolCallDecideContext) -> HookResult:
+        raise stop
+
+    registry.on_session_end(ends.append)
+    calls = [{"name": TOOL_NAME, "args": {"text": word}, "id": f"call-{word}"} for word in ("a", "b")]
+    model = RecordingChatModel(messages=iter([AIMessage(content="", tool_calls=calls)]))
+    agent = create_agent(
+        model, tools=[pydantic_echo(tool)], middleware=[HookregMiddleware(registry)], checkpointer=InMemorySaver()
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(StopRun) as raised:
+        invoke(agent, asynchronous=asynchronous, config=config)
+    assert raised.value is stop
+    assert tool.calls == []
+    messages = agent.get_state(config).values["messages"]
+    assert {m.tool_call_id: m.text for m in messages if isinstance(m, ToolMessage)} == {
+        "call-a": STOPPED_NOTICE,
+        "call-b": STOPPED_NOTICE,
+    }
+    assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("stopped", "enough")]
+
+
+def test_turns_restart_at_one_on_a_checkpointed_thread() -> None:
+    """Each run on a checkpointed thread counts its turns from 1, though the thread keeps earlier messages.
+
+    Both runs belong to the thread's session.
+    """
+    registry, turns = HookRegistry(), list[tuple[int, int]]()
+    registry.pre_turn(then(lambda ctx: turns.append((ctx.turn, ctx.run.turn)), HookResult.allow()))
+    sessions = list[str]()
+    registry.on_session_start(lambda ctx: sessions.append(ctx.session_id))
+    answers = [*calling(TOOL_NAME, {"text": "hi"}).messages, AIMessage(content="again")]
+    agent = create_agent(
+        RecordingChatModel(messages=iter(answers)),
+        tools=[pydantic_echo(RecordingTool())],
+        middleware=[HookregMiddleware(registry)],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    invoke(agent, config=config)
+    invoke(agent, config=config)
+    assert turns == [(1, 1), (2, 2), (1, 1)]
+    assert sessions == ["t", "t"]  # the thread is the session
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_concurrent_runs_on_one_agent_keep_their_own_turns(asynchronous: bool) -> None:
+    """Two runs at once on one compiled agent (threads, or tasks) each count turns 1, 2 in their own run."""
+    registry, turns = HookRegistry(), list[tuple[str, int]]()
+    registry.pre_turn(then(lambda ctx: turns.append((ctx.run.run_id, ctx.turn)), HookResult.allow()))
+    wiring = FRAMEWORK.wire(registry, {TOOL_NAME: RecordingTool(), "other": RecordingTool()})
+    answers = (Answer(calls=(Call({"text": "hi"}),)), Answer(text="done"))
+
+    async def both() -> None:
+        runs = (wiring.run(answers, prompt=word, streamed=False) for word in ("left", "right"))
+        if asynchronous:
+            await asyncio.gather(*runs)
+        else:
+            await asyncio.gather(*(asyncio.to_thread(asyncio.run, run) for run in runs))
+
+    asyncio.run(both())
+    by_run: dict[str, list[int]] = {}
+    for run_id, turn in turns:
+        by_run.setdefault(run_id, []).append(turn)
+    assert sorted(by_run.values()) == [[1, 2], [1, 2]]
+
+
+@pytest.mark.parametrize("ask_at", ["user_prompt_submit", "pre_turn"])
+def test_run_level_ask_goes_to_notification_then_on_interaction(ask_at: str) -> None:
+    """An ask at user_prompt_submit or pre_turn fires notification, then on_interaction, whose allow goes on."""
+    registry, events = HookRegistry(), list[str]()
+    registry.register(ask_at, lambda ctx: HookResult.ask("go on?"))
+    registry.notification(lambda ctx: events.append("notification"))
+    registry.on_interaction(then(lambda ctx: events.append("on_interaction"), HookResult.allow()))
+    messages = run_agent(registry, RecordingTool(), [AIMessage(content="done")])
+    assert events == ["notification", "on_interaction"]
+    assert messages[-1].text == "done"
+
+
+def test_tool_ask_notifies_before_on_interaction() -> None:
+    """A tool gate's ask fires notification before on_interaction; an approval runs the tool."""
+    registry, events, tool = HookRegistry(), list[str](), RecordingTool()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
+    registry.notification(lambda ctx: events.append("notification"))
+    registry.on_interaction(then(lambda ctx: events.append("on_interaction"), HookResult.allow()))
+    assert drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model == "hi"
+    assert events == ["notification", "on_interaction"]
+
+
+def test_model_turn_finished_reports_finish_reason_id_and_model() -> None:
+    """model_turn_finished gets the mapped finish reason with its raw spelling, the message id and model name."""
+    registry, seen = HookRegistry(), list[ModelTurnFinishedContext]()
+    registry.model_turn_finished(then(seen.append, TurnAction.continue_run()))
+    answer = AIMessage(
+        content="cut", id="msg-1", response_metadata={"stop_reason": "max_tokens", "model_name": "claude-x"}
+    )
+    run_agent(registry, RecordingTool(), [answer])
+    [ctx] = seen
+    assert (ctx.finish_reason, ctx.raw_finish_reason, ctx.truncated) == (FinishReason.LENGTH, "max_tokens", True)
+    assert (ctx.message_id, ctx.model, ctx.turn) == ("msg-1", "claude-x", 1)
+
+
+def test_a_reused_middleware_runs_every_gate_again() -> None:
+    """One middleware object serving a second run starts a new session with its own run id and gates again."""
+    registry, starts, prompts = HookRegistry(), list[OnSessionStartContext](), list[str]()
+    registry.on_session_start(starts.append)
+    registry.user_prompt_submit(then(lambda ctx: prompts.append(ctx.content), HookResult.allow()))
+    middleware = HookregMiddleware(registry)
+    agent = create_agent(answering("one", "two"), tools=[], middleware=[middleware])
+    invoke(agent)
+    invoke(agent)
+    assert len(prompts) == 2
+    assert len({s.run.run_id for s in starts}) == 2
+
+
+def test_the_adapter_uses_no_private_framework_module() -> None:
+    """The adapter imports only public LangChain and LangGraph modules (no langgraph.prebuilt.tool_node internals)."""
+    source = (ROOT / "hookreg" / "adapters" / "langchain.py").read_text()
+    imported = re.findall(r"^\s+from (lang\w*[\w.]*|pydantic) import", source, flags=re.MULTILINE)
+    assert imported
+    assert not [name for name in imported if "._" in name or name.startswith("_") or "tool_node" in name]
+
+
+def test_too_old_langchain_is_refused_naming_the_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing the adapter with a langchain older than its floor raises ImportError naming the version needed."""
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "1.2.8")
+    monkeypatch.delitem(sys.modules, "hookreg.adapters.langchain")
+    with pytest.raises(ImportError, match=r"langchain 1\.2\.8 is installed, and the adapter needs langchain>=1\.2\.9"):
+        importlib.import_module("hookreg.adapters.langchain")
+
+
+@pytest.mark.parametrize("point", ["pre_tool_call_decide", "model_turn_finished", "post_tool_call"])
+def test_every_call_of_a_stopped_batch_is_answered(point: str) -> None:
+    """A StopRun at a gate, the answer's judge or an observer answers each call: its result if it ran, else a notice."""
+    registry, tool, ends = HookRegistry(), RecordingTool(), list[OnSessionEndContext]()
+    stop = StopRun(f"stopped at {point}")
+
+    def halt(ctx: object) -> None:
+        raise stop
+
+    registry.register(point, halt)
+    registry.on_session_end(ends.append)
+    calls = [{"name": TOOL_NAME, "args": {"text": word}, "id": f"call-{word}"} for word in ("a", "b")]
+    model = RecordingChatModel(messages=iter([AIMessage(content="", tool_calls=calls), AIMessage(content="never")]))
+    middleware = HookregMiddleware(registry)
+    agent = create_agent(model, tools=[pydantic_echo(tool)], middleware=[middleware], checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(StopRun) as raised:
+        invoke(agent, config=config)
+    assert raised.value is stop
+    answered = {
+        m.tool_call_id: m.text for m in agent.get_state(config).values["messages"] if isinstance(m, ToolMessage)
+    }
+    ran = {str(call["text"]) for call in tool.calls}
+    assert answered == {f"call-{w}": (w if w in ran else STOPPED_NOTICE) for w in ("a", "b")}
+    assert [e.outcome.status for e in ends] == ["stopped"]
+    assert len(model.calls) == 1  # the model is never called after the stop
+    assert middleware._runs == {}  # the run's state is gone with the run
+
+
+def test_no_run_state_is_left_behind() -> None:
+    """After completed, stopped and failed runs the middleware holds no run's state."""
+    registry = HookRegistry()
+    registry.pre_turn(
+        lambda ctx: HookResult.deny("no second run") if ctx.run.session_id == "stop" else HookResult.allow()
+    )
+    middleware = HookregMiddleware(registry)
+    answers = [*calling(TOOL_NAME, {"text": "hi"}).messages, AIMessage(content="done")]
+    agent = create_agent(
+        RecordingChatModel(messages=iter(answers)),
+        tools=[failing_echo(RuntimeError("down"), handled=False)],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
+    with pytest.raises(RuntimeError, match="down"):
+        invoke(agent, config={"configurable": {"thread_id": "fail"}})
+    with pytest.raises(StopRun, match="no second run"):
+        invoke(agent, config={"configurable": {"thread_id": "stop"}})
+    assert middleware._runs == {}
+
+
+def test_patch_messages_replace_the_conversation_sent() -> None:
+    """A patch's messages are what the model is sent for that call; the agent's state keeps its own history."""
+    registry = HookRegistry()
+    registry.pre_model_call(lambda ctx: RequestPatch(messages=(Message(role="user", content="summarised"),)))
+    model = answering("done")
+    agent = create_agent(model, tools=[], middleware=[HookregMiddleware(registry)])
+    messages = invoke(agent)
+    [(sent, _)] = model.calls
+    assert [(type(m).__name__, m.text) for m in sent] == [("HumanMessage", "summarised")]
+    assert [m.text for m in messages] == ["echo something", "done"]
+
+
+def test_the_run_key_stays_out_of_the_agent_output() -> None:
+    """The private run key the middleware keeps in the graph state is not part of the agent's output."""
+    agent = create_agent(answering("done"), tools=[], middleware=[HookregMiddleware(HookRegistry())])
+    out = agent.invoke({"messages": [HumanMessage(content="hi")]})
+    assert set(out) == {"messages"}
