@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -16,9 +17,11 @@ from openai.types.responses import ResponseReasoningItem
 from openai.types.responses.response_reasoning_item import Summary
 
 from hookreg import (
+    HookPoint,
     HookRegistry,
     HookResult,
     HookTypeError,
+    InvalidToolCallContext,
     ModelSelectContext,
     OnSessionEndContext,
     OnSessionStartContext,
@@ -60,9 +63,10 @@ def echo_tool(tool: Callable[..., str], *, raise_errors: bool = False) -> Functi
     return function_tool(echo, name_override=TOOL_NAME)
 
 
-def run_agent(registry: HookRegistry, function: FunctionTool, args: Mapping[str, object]) -> tuple[str, str]:
-    """Run one agent whose scripted model calls echo with `args`; return the tool output it saw and the answer."""
-    model = ScriptedModel([[function_call(TOOL_NAME, dict(args), call_id="call-1")], [assistant_message("done")]])
+def run_agent(registry: HookRegistry, function: FunctionTool, args: Mapping[str, object] | str) -> tuple[str, str]:
+    """Run one agent whose scripted model calls echo with `args` (a string: raw JSON); return what it saw and said."""
+    arguments = args if isinstance(args, str) else dict(args)
+    model = ScriptedModel([[function_call(TOOL_NAME, arguments, call_id="call-1")], [assistant_message("done")]])
     agent = Agent(name="tester", model=model, tools=[guard_tool(function, registry)])
     result = asyncio.run(Runner.run(agent, "please echo", hooks=hookreg_run_hooks(registry)))
     outputs = [
@@ -340,3 +344,31 @@ def test_delta_points_fire_through_stream_events() -> None:
     assert tool_deltas == [("c1", TOOL_NAME, '{"text":"hi"}')]
     assert thoughts == [("thinking", "thinking")]
     assert texts == [("done", "done")]
+
+
+def test_a_deny_without_a_reason_never_runs_the_tool() -> None:
+    """A gate's deny whose reason is None (built around the constructor) is still a deny: the tool never runs."""
+    registry, tool = HookRegistry(), RecordingTool()
+    hostile = copy.copy(HookResult.deny("x"))
+    object.__setattr__(hostile, "reason", None)  # what a careless gate could hand back before reasons were checked
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: hostile, name="careless")
+    seen = drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model
+    assert tool.calls == []
+    assert "careless" in seen
+
+
+def test_non_object_json_arguments_are_an_invalid_call() -> None:
+    """Arguments that parse to a JSON list reach invalid_tool_call (args={}, raw_args kept); the tool never runs."""
+    registry, tool = HookRegistry(), RecordingTool()
+    invalid: list[InvalidToolCallContext] = []
+    registry.pre_tool_call_decide(lambda ctx: HookResult.allow())
+
+    @registry.invalid_tool_call
+    def note(ctx: InvalidToolCallContext) -> None:
+        invalid.append(ctx)
+
+    seen, answer = run_agent(registry, echo_tool(tool), '["hi"]')
+    assert tool.calls == []
+    assert [(dict(ctx.args), ctx.raw_args) for ctx in invalid] == [({}, ["hi"])]
+    assert "expected a JSON object" in seen
+    assert answer == "done"
