@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import importlib
+import importlib.metadata
+import inspect
 import json
 import runpy
+import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +20,14 @@ from strands import Agent
 from strands.models import Model
 from strands.tools.tools import PythonAgentTool
 from strands.types.content import Messages
-from strands.types.exceptions import EventLoopException
+from strands.hooks import MessageAddedEvent
+from strands.types.exceptions import MaxTokensReachedException
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolResult, ToolSpec, ToolUse
 from structlog.testing import capture_logs
 
 from hookreg import (
+    FinishReason,
     HookPoint,
     HookRegistry,
     HookResult,
@@ -29,9 +36,14 @@ from hookreg import (
     InvalidToolCallAction,
     InvalidToolCallContext,
     ModelSelectContext,
+    ModelTurnFinishedContext,
+    NotificationContext,
+    OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
+    OnToolErrorContext,
     PostToolCallContext,
+    PostToolCallFailureContext,
     PostTurnContext,
     PreModelCallContext,
     PreToolCallDecideContext,
@@ -44,13 +56,38 @@ from hookreg import (
     TurnAction,
     UserPromptSubmitContext,
 )
-from hookreg.adapters.strands import HookregProvider
-from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario
+from hookreg._lifecycle import STOPPED_NOTICE
+from hookreg.adapters.strands import HookregProvider, ToolErrorResult
+from hookreg.testing.conformance import (
+    OTHER_TOOL,
+    SCENARIOS,
+    TOOL_NAME,
+    AgentRun,
+    Answer,
+    Call,
+    RecordingTool,
+    ReportedError,
+    RunReport,
+    RunScenario,
+    Scenario,
+    run_contract_cases,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
-Turn = str | Mapping[str, object] | tuple[str, object]
-"""A scripted model answer: final text, the arguments of one echo call, or a (tool name, arguments) call."""
+Turn = str | Mapping[str, object] | tuple[str, object] | Answer
+"""A scripted model answer: final text, the arguments of one echo call, a (tool name, arguments) call, or a kit
+`Answer` (parallel calls, raw argument text, truncation, an error, a hang)."""
+
+
+def _answer(turn: Turn) -> Answer:
+    """`turn` as a kit `Answer`: a (name, args) call sends non-mapping args as their JSON text."""
+    if isinstance(turn, Answer):
+        return turn
+    if isinstance(turn, str):
+        return Answer(text=turn)
+    name, args = turn if isinstance(turn, tuple) else (TOOL_NAME, turn)
+    return Answer(calls=(Call(dict(args) if isinstance(args, Mapping) else json.dumps(args), tool_name=name),))
 
 
 class ScriptedModel(Model):
@@ -80,20 +117,23 @@ class ScriptedModel(Model):
         for block in messages[-1]["content"]:
             if "toolResult" in block:
                 self.tool_outputs.append("".join(c.get("text", "") for c in block["toolResult"]["content"]))
-        turn = self.turns.pop(0)
+        answer = _answer(self.turns.pop(0))
+        if answer.hang:
+            await asyncio.Event().wait()
+        if answer.error is not None:
+            raise answer.error
         yield {"messageStart": {"role": "assistant"}}
-        if isinstance(turn, str):
+        if answer.text:
             yield {"contentBlockStart": {"start": {}}}
-            yield {"contentBlockDelta": {"delta": {"text": turn}}}
+            yield {"contentBlockDelta": {"delta": {"text": answer.text}}}
             yield {"contentBlockStop": {}}
-            yield {"messageStop": {"stopReason": "end_turn"}}
-        else:
-            name, tool_args = turn if isinstance(turn, tuple) else (TOOL_NAME, turn)
-            yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": "call-1", "name": name}}}}
-            tool_input = dict(tool_args) if isinstance(tool_args, Mapping) else tool_args  # a non-object: hostile
-            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(tool_input)}}}}
+        for call in answer.calls:
+            raw = call.args if isinstance(call.args, str) else json.dumps(dict(call.args))  # raw text: sent as is
+            yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": call.call_id, "name": call.tool_name}}}}
+            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": raw}}}}
             yield {"contentBlockStop": {}}
-            yield {"messageStop": {"stopReason": "tool_use"}}
+        reason = "max_tokens" if answer.truncated else ("tool_use" if answer.calls else "end_turn")
+        yield {"messageStop": {"stopReason": reason}}
 
 
 ECHO_SPEC: ToolSpec = {
@@ -109,14 +149,20 @@ ECHO_SPEC: ToolSpec = {
 }
 
 
-def echo_tool(tool: Callable[..., str]) -> PythonAgentTool:
-    """The echo tool for Strands: calls `tool` with exactly the input the model sent."""
+def echo_tool(tool: Callable[..., str], name: str = TOOL_NAME) -> PythonAgentTool:
+    """A tool with echo's spec named `name`: calls `tool` with exactly the input the model sent.
+
+    A `ReportedError` from `tool` becomes a Strands error result (``status: "error"``), not an exception.
+    """
 
     def run(tool_use: ToolUse, **invocation_state: Any) -> ToolResult:
-        text = tool(**tool_use["input"])
+        try:
+            text = tool(**tool_use["input"])
+        except ReportedError as error:
+            return {"toolUseId": tool_use["toolUseId"], "status": "error", "content": [{"text": str(error)}]}
         return {"toolUseId": tool_use["toolUseId"], "status": "success", "content": [{"text": text}]}
 
-    return PythonAgentTool(TOOL_NAME, ECHO_SPEC, run)
+    return PythonAgentTool(name, {**ECHO_SPEC, "name": name}, run)
 
 
 def run_agent(
@@ -218,25 +264,27 @@ def test_session_and_turn_points_fire_in_order() -> None:
     assert len({id(ctx.run.scratchpad) for ctx in contexts}) == 1
 
 
-def test_prompt_deny_cancels_the_invocation() -> None:
-    """A user_prompt_submit deny answers with its reason, calls no model and ends the session as stopped."""
+def test_prompt_deny_stops_the_run() -> None:
+    """A user_prompt_submit deny raises StopRun with its reason, calls no model and ends the session as stopped."""
     registry, ends = HookRegistry(), list[OnSessionEndContext]()
     registry.user_prompt_submit(lambda ctx: HookResult.deny("prompts about echo are closed"))
     registry.on_session_end(ends.append)
-    model, answer = run_agent(registry, RecordingTool(), ["never"])
-    assert answer == "prompts about echo are closed"
+    model = ScriptedModel(["never"])
+    with pytest.raises(StopRun, match="prompts about echo are closed"):
+        agent_for(registry, model, RecordingTool())("echo something")
     assert model.turns == ["never"]
     assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("stopped", "prompts about echo are closed")]
 
 
-def test_pre_turn_deny_ends_the_run() -> None:
-    """A pre_turn deny on the second turn answers with its reason instead of calling the model."""
+def test_pre_turn_deny_stops_the_run() -> None:
+    """A pre_turn deny on the second turn raises StopRun with its reason instead of calling the model."""
     registry, tool, ends = HookRegistry(), RecordingTool(), list[OnSessionEndContext]()
     registry.pre_turn(lambda ctx: HookResult.deny("turn budget spent") if ctx.turn > 1 else HookResult.allow())
     registry.on_session_end(ends.append)
-    model, answer = run_agent(registry, tool, [{"text": "hi"}, "never"])
+    model = ScriptedModel([{"text": "hi"}, "never"])
+    with pytest.raises(StopRun, match="turn budget spent"):
+        agent_for(registry, model, tool)("echo hi")
     assert tool.calls == [{"text": "hi"}]
-    assert answer == "turn budget spent"
     assert model.turns == ["never"]
     assert [(e.outcome.status, e.outcome.reason, e.outcome.turns) for e in ends] == [
         ("stopped", "turn budget spent", 1)
@@ -259,18 +307,21 @@ def test_stop_deny_resumes_the_agent() -> None:
     assert len(starts) == 1
 
 
-def test_stop_run_from_a_gate_ends_the_run() -> None:
-    """A StopRun raised by a gate ends the agent call as Strands' EventLoopException caused by it."""
-    registry, tool = HookRegistry(), RecordingTool()
+def test_stop_run_from_a_gate_reaches_the_caller_as_itself() -> None:
+    """A StopRun raised by a gate inside Strands' event loop reaches the caller as the same object, not wrapped."""
+    registry, tool, ends = HookRegistry(), RecordingTool(), list[OnSessionEndContext]()
+    stop = StopRun("enough")
 
     @registry.pre_tool_call_decide(name="halt")
     def halt(ctx: PreToolCallDecideContext) -> HookResult:
-        raise StopRun("enough")
+        raise stop
 
-    with pytest.raises(EventLoopException, match="enough") as raised:
+    registry.on_session_end(ends.append)
+    with pytest.raises(StopRun) as raised:
         drive(registry, tool, {"text": "hi"})
-    assert isinstance(raised.value.__cause__, StopRun)
-    assert (raised.value.__cause__.hook, tool.calls) == ("halt", [])
+    assert raised.value is stop
+    assert (stop.hook, tool.calls) == ("halt", [])
+    assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("stopped", "enough")]
 
 
 def test_provider_refuses_a_non_registry() -> None:
@@ -438,7 +489,8 @@ def test_invalid_tool_call_repairs_an_unknown_tool() -> None:
     agent_for(registry, model, tool)("hi")
     assert (model.tool_outputs, tool.calls, gated) == (["hi"], [{"text": "hi"}], [TOOL_NAME])
     [ctx] = seen
-    assert (ctx.tool_name, ctx.available_tools, ctx.error) == ("ecko", (TOOL_NAME,), "Unknown tool: ecko")
+    assert (ctx.tool_name, ctx.available_tools) == ("ecko", (TOOL_NAME,))
+    assert ctx.error == "unknown tool 'ecko'; the tools offered are: echo"
 
 
 @pytest.mark.parametrize(
@@ -446,12 +498,12 @@ def test_invalid_tool_call_repairs_an_unknown_tool() -> None:
     [
         (InvalidToolCallAction.retry("Call echo instead."), "Call echo instead."),
         (InvalidToolCallAction.skip("skipped"), "skipped"),
-        (InvalidToolCallAction.fail(), "Unknown tool: ecko"),
+        (InvalidToolCallAction.fail(), "Error: LookupError: unknown tool 'ecko'; the tools offered are: echo"),
     ],
     ids=["retry", "skip", "fail"],
 )
 def test_invalid_tool_call_answers_without_running_a_tool(action: InvalidToolCallAction, shown: str) -> None:
-    """retry, skip and fail answer an unknown tool's call with their text (fail: Strands' own), no tool runs."""
+    """retry, skip and fail answer an unknown tool's call with their text (fail: the lookup error), no tool runs."""
     registry, tool = HookRegistry(), RecordingTool()
     registry.invalid_tool_call(lambda ctx: action)
     model = ScriptedModel([("ecko", {"text": "hi"}), "done"])
