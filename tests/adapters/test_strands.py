@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import importlib
-import importlib.metadata
-import inspect
 import json
 import runpy
-import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,14 +16,12 @@ from strands import Agent
 from strands.models import Model
 from strands.tools.tools import PythonAgentTool
 from strands.types.content import Messages
-from strands.hooks import MessageAddedEvent
 from strands.types.exceptions import MaxTokensReachedException
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolResult, ToolSpec, ToolUse
 from structlog.testing import capture_logs
 
 from hookreg import (
-    FinishReason,
     HookPoint,
     HookRegistry,
     HookResult,
@@ -36,14 +30,9 @@ from hookreg import (
     InvalidToolCallAction,
     InvalidToolCallContext,
     ModelSelectContext,
-    ModelTurnFinishedContext,
-    NotificationContext,
-    OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
-    OnToolErrorContext,
     PostToolCallContext,
-    PostToolCallFailureContext,
     PostTurnContext,
     PreModelCallContext,
     PreToolCallDecideContext,
@@ -56,10 +45,8 @@ from hookreg import (
     TurnAction,
     UserPromptSubmitContext,
 )
-from hookreg._lifecycle import STOPPED_NOTICE
-from hookreg.adapters.strands import HookregProvider, ToolErrorResult
+from hookreg.adapters.strands import HookregProvider
 from hookreg.testing.conformance import (
-    OTHER_TOOL,
     SCENARIOS,
     TOOL_NAME,
     AgentRun,
@@ -543,3 +530,80 @@ def test_non_object_tool_input_is_an_invalid_call_not_a_gated_empty_one(raw: obj
     assert gated == []
     assert [(dict(ctx.args), ctx.raw_args) for ctx in invalid] == [({}, raw)]
     assert "expected a JSON object" in model.tool_outputs[0]
+
+
+# --- the run contract ------------------------------------------------------------------
+
+
+def _tool_messages(messages: Messages) -> dict[str, str]:
+    """Call id → the text of its tool result, from a Strands conversation."""
+    return {
+        str(block["toolResult"]["toolUseId"]): "".join(c.get("text", "") for c in block["toolResult"]["content"])
+        for message in messages
+        for block in message["content"]
+        if "toolResult" in block
+    }
+
+
+async def play(agent: Agent, prompt: str, *, streamed: bool) -> str:
+    """Run `agent` once, through ``invoke_async`` or ``stream_async``; return its final text."""
+    if not streamed:
+        return str(await agent.invoke_async(prompt)).strip()
+    result: object = None
+    async for event in agent.stream_async(prompt):
+        result = event.get("result", result)
+    return str(result).strip()
+
+
+@dataclass
+class StrandsWiring:
+    """One provider serving every run; each run is a Strands agent (one conversation) using it."""
+
+    registry: HookRegistry
+    tools: Mapping[str, Callable[..., str]]
+    provider: HookregProvider = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.provider = HookregProvider(self.registry)
+
+    async def run(self, answers: tuple[Answer, ...], *, prompt: str, streamed: bool) -> RunReport:
+        """Run a fresh agent sharing the provider, the scripted model playing `answers`."""
+        tools = [echo_tool(tool, name) for name, tool in self.tools.items()]
+        agent = Agent(model=ScriptedModel(answers), tools=tools, hooks=[self.provider], callback_handler=None)
+        try:
+            output = await play(agent, prompt, streamed=streamed)
+        except MaxTokensReachedException:  # Strands' own end of a run whose answer hit the output cap
+            output = ""
+        return RunReport(tool_messages=_tool_messages(agent.messages), output=output)
+
+
+class StrandsFramework:
+    """Strands for the run-contract kit: every row, blocking (``invoke_async``) and streamed (``stream_async``).
+
+    The wiring object is the `HookregProvider`: a Strands ``Agent`` holds one
+    conversation and refuses concurrent invocations, so each run is its own
+    agent sharing the one provider (`test_one_agent_invoked_twice_starts_two_sessions`
+    covers one agent invoked twice).
+    """
+
+    name = "strands"
+    streams = True
+    stop_raises = True
+    limits: Mapping[str, str] = {}
+
+    def wire(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> StrandsWiring:
+        """A provider for `registry` and the tools as Strands tools with echo's spec."""
+        return StrandsWiring(registry, tools)
+
+
+FRAMEWORK = StrandsFramework()
+
+
+@pytest.mark.parametrize(
+    ("scenario", "streamed"),
+    run_contract_cases(FRAMEWORK),
+    ids=lambda v: v.name if isinstance(v, RunScenario) else ("streamed" if v else "blocking"),
+)
+def test_run_contract(scenario: RunScenario, streamed: bool) -> None:
+    """The Strands adapter honours every row of the run contract."""
+    scenario.check(FRAMEWORK, streamed=streamed)
