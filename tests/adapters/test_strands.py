@@ -4,24 +4,33 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
+import importlib
+import importlib.metadata
+import inspect
 import json
 import runpy
+import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from strands import Agent
+from strands.hooks import MessageAddedEvent
 from strands.models import Model
+from strands.tools.executors import SequentialToolExecutor
 from strands.tools.tools import PythonAgentTool
 from strands.types.content import Messages
+from strands.types.event_loop import StopReason
 from strands.types.exceptions import MaxTokensReachedException
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolResult, ToolSpec, ToolUse
 from structlog.testing import capture_logs
 
 from hookreg import (
+    FinishReason,
     HookPoint,
     HookRegistry,
     HookResult,
@@ -30,9 +39,14 @@ from hookreg import (
     InvalidToolCallAction,
     InvalidToolCallContext,
     ModelSelectContext,
+    ModelTurnFinishedContext,
+    NotificationContext,
+    OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
+    OnToolErrorContext,
     PostToolCallContext,
+    PostToolCallFailureContext,
     PostTurnContext,
     PreModelCallContext,
     PreToolCallDecideContext,
@@ -45,7 +59,8 @@ from hookreg import (
     TurnAction,
     UserPromptSubmitContext,
 )
-from hookreg.adapters.strands import HookregProvider
+from hookreg._lifecycle import STOPPED_NOTICE
+from hookreg.adapters.strands import HookregProvider, ToolErrorResult
 from hookreg.testing.conformance import (
     SCENARIOS,
     TOOL_NAME,
@@ -80,8 +95,9 @@ def _answer(turn: Turn) -> Answer:
 class ScriptedModel(Model):
     """A Strands model that plays back scripted answers and records the tool results it is sent."""
 
-    def __init__(self, turns: Sequence[Turn]) -> None:
+    def __init__(self, turns: Sequence[Turn], *, final_reason: str = "end_turn") -> None:
         self.turns = list(turns)
+        self.final_reason = final_reason
         self.tool_outputs: list[str] = []
         self.requests: list[dict[str, Any]] = []
 
@@ -119,8 +135,8 @@ class ScriptedModel(Model):
             yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": call.call_id, "name": call.tool_name}}}}
             yield {"contentBlockDelta": {"delta": {"toolUse": {"input": raw}}}}
             yield {"contentBlockStop": {}}
-        reason = "max_tokens" if answer.truncated else ("tool_use" if answer.calls else "end_turn")
-        yield {"messageStop": {"stopReason": reason}}
+        reason = "max_tokens" if answer.truncated else ("tool_use" if answer.calls else self.final_reason)
+        yield {"messageStop": {"stopReason": cast("StopReason", reason)}}
 
 
 ECHO_SPEC: ToolSpec = {
@@ -568,7 +584,7 @@ class StrandsWiring:
 
     async def run(self, answers: tuple[Answer, ...], *, prompt: str, streamed: bool) -> RunReport:
         """Run a fresh agent sharing the provider, the scripted model playing `answers`."""
-        tools = [echo_tool(tool, name) for name, tool in self.tools.items()]
+        tools: list[Any] = [echo_tool(tool, name) for name, tool in self.tools.items()]
         agent = Agent(model=ScriptedModel(answers), tools=tools, hooks=[self.provider], callback_handler=None)
         try:
             output = await play(agent, prompt, streamed=streamed)
@@ -607,3 +623,249 @@ FRAMEWORK = StrandsFramework()
 def test_run_contract(scenario: RunScenario, streamed: bool) -> None:
     """The Strands adapter honours every row of the run contract."""
     scenario.check(FRAMEWORK, streamed=streamed)
+
+
+# --- issue 12: each defect pinned ------------------------------------------------------
+
+
+def test_an_interaction_answer_denying_without_a_reason_never_runs_the_tool() -> None:
+    """An ask answered by an on_interaction deny with an empty reason is a deny: the tool never runs."""
+    registry, tool = HookRegistry(), RecordingTool()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
+    registry.on_interaction(lambda ctx: HookResult.deny(""))
+    seen = drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model
+    assert tool.calls == []
+    assert seen.strip() != ""
+
+
+def test_malformed_tool_input_is_an_invalid_call_with_the_raw_text() -> None:
+    """Malformed JSON input (Strands would hand the tool {}) reaches invalid_tool_call as raw text; no tool runs."""
+    registry, tool, invalid = HookRegistry(), RecordingTool(), list[InvalidToolCallContext]()
+    registry.invalid_tool_call(invalid.append)
+    model = ScriptedModel([Answer(calls=(Call('{"text": "hi'),)), "done"])
+    agent_for(registry, model, tool)("hi")
+    assert tool.calls == []
+    assert [(dict(ctx.args), ctx.raw_args) for ctx in invalid] == [({}, '{"text": "hi')]
+    assert "expected a JSON object" in model.tool_outputs[0]
+
+
+def test_a_tool_not_offered_this_turn_never_runs() -> None:
+    """A call to a tool that active_tools filtered out of this model call is invalid (not found) and never runs."""
+    registry, tool, errors = HookRegistry(), RecordingTool(), list[OnToolErrorContext]()
+    registry.pre_model_call(lambda ctx: RequestPatch(active_tools=frozenset()))
+
+    @registry.on_tool_error
+    def note(ctx: OnToolErrorContext) -> str:
+        errors.append(ctx)
+        return ctx.message
+
+    model = ScriptedModel([{"text": "hi"}, "done"])
+    agent_for(registry, model, tool)("hi")
+    assert tool.calls == []
+    assert [ctx.kind.value for ctx in errors] == ["not_found"]
+    assert "was not offered for this turn" in model.tool_outputs[0]
+
+
+def test_an_empty_error_text_still_cancels_the_call() -> None:
+    """An on_tool_error hook answering "" for an invalid call does not let Strands run it (an empty cancel would)."""
+    registry, tool = HookRegistry(), RecordingTool()
+    registry.pre_model_call(lambda ctx: RequestPatch(active_tools=frozenset()))
+    registry.on_tool_error(lambda ctx: "")
+    model = ScriptedModel([{"text": "hi"}, "done"])
+    agent_for(registry, model, tool)("hi")
+    assert tool.calls == []
+    assert model.tool_outputs[0] != ""
+
+
+def test_an_error_result_is_a_failure() -> None:
+    """A tool result with status "error" fires post_tool_call_failure and on_tool_error, never post_tool_call."""
+    registry, seen = HookRegistry(), list[object]()
+    registry.post_tool_call(seen.append)
+    registry.post_tool_call_failure(seen.append)
+
+    @registry.on_tool_error
+    def explain(ctx: OnToolErrorContext) -> str:
+        seen.append(ctx)
+        return f"explained: {ctx.message}"
+
+    def reports(**kwargs: object) -> str:
+        raise ReportedError("disk full")
+
+    model = ScriptedModel([{"text": "hi"}, "done"])
+    agent_for(registry, model, reports)("hi")
+    assert model.tool_outputs == ["explained: disk full"]
+    assert [type(ctx) for ctx in seen] == [PostToolCallFailureContext, OnToolErrorContext]
+    failure = seen[0]
+    assert isinstance(failure, PostToolCallFailureContext)
+    assert isinstance(failure.error, ToolErrorResult)
+    assert str(failure.error) == "disk full"
+
+
+def test_feedback_retries_are_added_through_strands_so_sessions_persist_them() -> None:
+    """retry_with_feedback adds the kept answer and the feedback with MessageAddedEvent, which session managers use."""
+    actions = iter([TurnAction.retry_with_feedback("be brief")])
+    registry = HookRegistry()
+    registry.model_turn_finished(lambda ctx: next(actions, TurnAction.continue_run()))
+    model = ScriptedModel(["long answer", "short"])
+    agent = agent_for(registry, model, RecordingTool())
+    added: list[tuple[str, str]] = []
+    agent.add_hook(lambda event: added.append((event.message["role"], _text_of(event.message))), MessageAddedEvent)
+    agent("hi")
+    assert added == [("user", "hi"), ("assistant", "long answer"), ("user", "be brief"), ("assistant", "short")]
+    assert [(m["role"], _text_of(m)) for m in agent.messages] == added
+
+
+def _text_of(message: Any) -> str:
+    return "".join(str(block.get("text", "")) for block in message["content"])
+
+
+def test_strands_private_seams_are_what_the_adapter_expects() -> None:
+    """The two private Strands APIs the adapter isolates still exist with the shape it relies on.
+
+    If this fails, Strands changed ``Agent._append_messages`` or the
+    ``AgentStreamStage`` middleware stage: update ``_append`` /
+    ``_wrap_invocations`` in hookreg/adapters/strands.py.
+    """
+    from strands.middleware._agent_stream import AgentStreamContext, AgentStreamStage
+
+    assert inspect.iscoroutinefunction(Agent._append_messages)
+    assert list(inspect.signature(Agent._append_messages).parameters) == ["self", "messages"]
+    assert AgentStreamStage.name == "agentStream"
+    assert {"agent", "messages", "invocation_state"} <= set(AgentStreamContext.__dataclass_fields__)
+
+
+def _mark(order: list[str], point: str, ctx: NotificationContext) -> None:
+    order.append(point)
+
+
+def _approve(order: list[str], ctx: OnInteractionContext) -> HookResult:
+    order.append("on_interaction")
+    return HookResult.allow()
+
+
+@pytest.mark.parametrize(("point", "asks"), [("user_prompt_submit", 1), ("pre_turn", 2)])
+def test_a_run_level_ask_goes_to_notification_then_on_interaction(point: str, asks: int) -> None:
+    """A run-level ask fires notification then on_interaction; approved, the run goes on; unanswered, it stops."""
+    for approve in (True, False):
+        registry, tool, order = HookRegistry(), RecordingTool(), list[str]()
+        ends = list[OnSessionEndContext]()
+        registry.register(HookPoint(point), lambda ctx: HookResult.ask("go on?"), name="asker")
+        registry.notification(functools.partial(_mark, order, "notification"))
+        registry.on_session_end(ends.append)
+        if approve:
+            registry.on_interaction(functools.partial(_approve, order))
+        model = ScriptedModel([{"text": "hi"}, "done"])
+        if approve:
+            assert str(agent_for(registry, model, tool)("hi")).strip() == "done"
+            assert (order, tool.calls) == (["notification", "on_interaction"] * asks, [{"text": "hi"}])
+            assert [e.outcome.status for e in ends] == ["completed"]
+        else:
+            with pytest.raises(StopRun):
+                agent_for(registry, model, tool)("hi")
+            assert (order, tool.calls) == (["notification"], [])
+            assert [e.outcome.status for e in ends] == ["stopped"]
+
+
+def test_a_stop_leaves_no_dangling_tool_call() -> None:
+    """After a StopRun mid-batch every call of the answer has a result: the one that ran, a notice for the rest."""
+    registry, tool, ends = HookRegistry(), RecordingTool(), list[OnSessionEndContext]()
+    stop = StopRun("no b")
+
+    @registry.pre_tool_call_decide
+    def halt_on_b(ctx: PreToolCallDecideContext) -> HookResult:
+        if ctx.args.get("text") == "b":
+            raise stop
+        return HookResult.allow()
+
+    registry.on_session_end(ends.append)
+    calls = (Call({"text": "a"}, call_id="call-a"), Call({"text": "b"}, call_id="call-b"))
+    model = ScriptedModel([Answer(calls=calls), "never"])
+    agent = Agent(model=model, tools=[echo_tool(tool)], hooks=[HookregProvider(registry)], callback_handler=None)
+    agent.tool_executor = SequentialToolExecutor()  # a runs before b's gate stops the run
+    with pytest.raises(StopRun) as raised:
+        agent("echo a and b")
+    assert raised.value is stop
+    assert tool.calls == [{"text": "a"}]
+    assert _tool_messages(agent.messages) == {"call-a": "a", "call-b": STOPPED_NOTICE}
+    assert agent.messages[-2]["role"] == "assistant"
+    assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("stopped", "no b")]
+
+
+def test_a_model_error_and_a_cancellation_end_the_session_once() -> None:
+    """on_session_end fires once: failed when the model raises, cancelled when the invocation's task is cancelled."""
+    registry, ends = HookRegistry(), list[OnSessionEndContext]()
+    started = asyncio.Event()
+    registry.on_session_start(lambda ctx: started.set())
+    registry.on_session_end(ends.append)
+    with pytest.raises(RuntimeError, match="model is down"):
+        agent_for(registry, ScriptedModel([Answer(error=RuntimeError("model is down"))]), RecordingTool())("hi")
+
+    async def cancel_a_hanging_run() -> None:
+        agent = agent_for(registry, ScriptedModel([Answer(hang=True)]), RecordingTool())
+        task = asyncio.ensure_future(agent.invoke_async("hi"))
+        await started.wait()
+        for _ in range(20):  # let the run reach the hanging model call
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_a_hanging_run())
+    assert [e.outcome.status for e in ends] == ["failed", "cancelled"]
+    assert ends[0].outcome.reason == "RuntimeError: model is down"
+
+
+def test_an_old_strands_is_named_with_the_version_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a Strands lacking strands.middleware (1.61.1), the import error names the release needed."""
+    monkeypatch.setitem(sys.modules, "strands.middleware", None)
+    monkeypatch.delitem(sys.modules, "hookreg.adapters.strands")
+    real = importlib.metadata.version
+    monkeypatch.setattr(
+        importlib.metadata, "version", lambda name: "1.61.1" if name == "strands-agents" else real(name)
+    )
+    with pytest.raises(ImportError, match=r"needs strands-agents>=1\.62, but strands-agents 1\.61\.1 is installed"):
+        importlib.import_module("hookreg.adapters.strands")
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("end_turn", FinishReason.STOP),
+        ("content_filtered", FinishReason.CONTENT_FILTER),
+        ("guardrail_intervened", FinishReason.CONTENT_FILTER),
+    ],
+)
+def test_strands_stop_reasons_map_to_finish_reasons(raw: str, reason: FinishReason) -> None:
+    """Strands' own stop-reason spellings map to FinishReason, the raw one kept, with the message id and model."""
+    registry, finished = HookRegistry(), list[ModelTurnFinishedContext]()
+
+    @registry.model_turn_finished
+    def judge(ctx: ModelTurnFinishedContext) -> TurnAction:
+        finished.append(ctx)
+        return TurnAction.continue_run()
+
+    agent = agent_for(registry, ScriptedModel(["done"], final_reason=raw), RecordingTool())
+    agent("hi")
+    [ctx] = finished
+    assert (ctx.finish_reason, ctx.raw_finish_reason, ctx.model) == (reason, raw, "ScriptedModel")
+    assert ctx.message_id is not None
+    assert ctx.message_id == agent.messages[-1].get("tracking_id")
+
+
+def test_one_agent_invoked_twice_starts_two_sessions() -> None:
+    """One agent invoked twice: two sessions with their own run ids, and turns from 1 in each."""
+    registry, turns, starts = HookRegistry(), list[tuple[str, int]](), list[OnSessionStartContext]()
+    registry.on_session_start(starts.append)
+
+    @registry.pre_turn
+    def note(ctx: PreTurnContext) -> HookResult:
+        turns.append((ctx.run.run_id, ctx.turn))
+        return HookResult.allow()
+
+    model = ScriptedModel([{"text": "a"}, "done", {"text": "b"}, "done"])
+    agent = agent_for(registry, model, RecordingTool())
+    agent("first")
+    agent("second")
+    first, second = (ctx.run.run_id for ctx in starts)
+    assert first != second
+    assert turns == [(first, 1), (first, 2), (second, 1), (second, 2)]
