@@ -72,6 +72,17 @@ A `hookreg.StopRun` raised by any hook reaches the caller as the same object
 ``EventLoopException``; the provider unwraps it), and the conversation is left
 with a tool result for every tool call of the stopped answer: the result of a
 call that ran, else a "not run" notice.
+
+Why hook events and not Strands' interventions: an ``InterventionHandler`` is
+a layer over the same ``Before/AfterToolCallEvent`` callbacks, and its
+``Confirm`` pauses the run with a Strands interrupt the caller must resume,
+while hookreg answers an ``ask`` in-line through ``on_interaction``; the
+provider uses the events directly. Two private Strands APIs are used, each in
+one function pinned by a test: ``Agent._append_messages`` (`_append`) and the
+``AgentStreamStage`` middleware (`_wrap_invocations`). Strands'
+deprecated ``structured_output_async`` (one model call outside the event
+loop, with invocation events that share no state) is not a run: no hook
+point fires for it.
 """
 
 from __future__ import annotations
@@ -393,8 +404,8 @@ class HookregProvider:
             StopRun: The prompt was denied, or a hook stopped the run.
         """
         self._serve(event.agent)  # an agent that got the provider after its initialisation
-        if isinstance(event.invocation_state.get(_KEY), _Run):
-            return
+        if event.messages is None or isinstance(event.invocation_state.get(_KEY), _Run):
+            return  # the deprecated structured_output_async (no messages), or a continuation
         context = RunContext(agent_name=getattr(event.agent, "name", None))
         state = RunState(self.registry, context, goal=_last_user_text(event.messages))
         event.invocation_state[_KEY] = _Run(state)
@@ -617,7 +628,7 @@ class HookregProvider:
             name,
             call_id,
             args,
-            known=set(event.agent.tool_names),
+            known={*event.agent.tool_names, *([event.selected_tool.tool_name] if event.selected_tool else [])},
             offered=run.offered,
             validate=lambda tool, tool_args: _schema_error(specs.get(tool), tool_args),
         )

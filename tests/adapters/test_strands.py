@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from pydantic import BaseModel
 from strands import Agent
 from strands.hooks import MessageAddedEvent
 from strands.models import Model
@@ -869,3 +870,23 @@ def test_one_agent_invoked_twice_starts_two_sessions() -> None:
     first, second = (ctx.run.run_id for ctx in starts)
     assert first != second
     assert turns == [(first, 1), (first, 2), (second, 1), (second, 2)]
+
+
+def test_deprecated_structured_output_is_not_a_run() -> None:
+    """Strands' deprecated structured_output_async fires no session point (it could never end the session)."""
+    registry, seen = HookRegistry(), list[object]()
+    registry.on_session_start(seen.append)
+    registry.on_session_end(seen.append)
+
+    class Reply(BaseModel):
+        text: str
+
+    class StructuredModel(ScriptedModel):
+        async def structured_output(self, output_model: Any, *args: Any, **kwargs: Any) -> Any:
+            """Answer with a fixed instance of `output_model`."""
+            yield {"output": output_model(text="hi")}
+
+    agent = agent_for(registry, StructuredModel([]), RecordingTool())
+    with pytest.warns(DeprecationWarning, match="structured_output"):
+        reply = agent.structured_output(Reply, "hi")
+    assert (reply, seen) == (Reply(text="hi"), [])
