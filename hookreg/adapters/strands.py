@@ -526,7 +526,7 @@ class HookregProvider:
         run.offered = frozenset(spec["name"] for spec in context.tool_specs)
         deltas: dict[str, str] = {}
         async for event in next_fn(context):
-            chunk = event.get("event")  # ModelStreamChunkEvent: the model's raw chunk, Strands' documented "event"
+            chunk = event.get("event")  # documented stream event "event": the model's raw chunk (a StreamEvent)
             if isinstance(chunk, Mapping):
                 await self._observe(chunk, deltas, run)
             yield event
