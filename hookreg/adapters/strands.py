@@ -157,7 +157,8 @@ def _import_failed(error: ImportError) -> ImportError:
 
 
 try:
-    import jsonschema  # type: ignore[import-untyped]  # a dependency of strands-agents; no stubs
+    from jsonschema.exceptions import best_match  # type: ignore[import-untyped]  # strands-agents' dependency
+    from jsonschema.validators import validator_for  # type: ignore[import-untyped]
     from strands.hooks import (
         AfterInvocationEvent,
         AfterModelCallEvent,
@@ -292,8 +293,7 @@ def _schema_error(spec: ToolSpec | None, args: Mapping[str, object]) -> str | No
     schema = spec.get("inputSchema", {}).get("json") if spec else None
     if not isinstance(schema, Mapping):
         return None
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(dict(args)))
+    error = best_match(validator_for(schema)(schema).iter_errors(cast("Any", dict(args))))
     return None if error is None else str(error.message)
 
 
@@ -563,15 +563,13 @@ class HookregProvider:
         if not pending:
             return
         ran = {call_id: text for call_id, text in run.results.items() if call_id in pending}
-        results: list[ToolResult] = [
-            {"toolUseId": call_id, "status": "success", "content": [{"text": text}]} for call_id, text in ran.items()
+        notices = dict(unanswered(pending, ran))
+        results = [
+            ToolResult(toolUseId=call_id, status="error", content=[{"text": notices[call_id]}])
+            if call_id in notices
+            else ToolResult(toolUseId=call_id, status="success", content=[{"text": ran[call_id]}])
+            for call_id in pending
         ]
-        results += [
-            {"toolUseId": call_id, "status": "error", "content": [{"text": notice}]}
-            for call_id, notice in unanswered(pending, ran)
-        ]
-        order = {call_id: index for index, call_id in enumerate(pending)}
-        results.sort(key=lambda result: order[result["toolUseId"]])
         await _append(agent, {"role": "user", "content": [{"toolResult": result} for result in results]})
 
     async def after_model_call(self, event: AfterModelCallEvent) -> None:
