@@ -890,3 +890,20 @@ def test_deprecated_structured_output_is_not_a_run() -> None:
     with pytest.warns(DeprecationWarning, match="structured_output"):
         reply = agent.structured_output(Reply, "hi")
     assert (reply, seen) == (Reply(text="hi"), [])
+
+
+@pytest.mark.parametrize("point", [HookPoint.ON_SESSION_START, HookPoint.STOP, HookPoint.POST_TURN])
+def test_a_stop_outside_the_tool_loop_reaches_the_caller_and_ends_the_session_once(point: HookPoint) -> None:
+    """A StopRun from a session, stop or turn hook reaches the caller as itself; the session ends once, stopped."""
+    registry, ends = HookRegistry(), list[OnSessionEndContext]()
+    stop = StopRun(f"halt at {point.value}")
+
+    async def halt(ctx: object) -> None:
+        raise stop
+
+    registry.register(point, halt, name="halt")
+    registry.on_session_end(ends.append)
+    with pytest.raises(StopRun) as raised:
+        agent_for(registry, ScriptedModel(["done"]), RecordingTool())("hi")
+    assert raised.value is stop
+    assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("stopped", stop.reason)]
