@@ -26,8 +26,9 @@ Where each hook point runs:
   (``"auto"``, ``"any"``/``"required"``, ``"none"``, or a tool's name) sets
   the call's tool choice. ``temperature``, ``max_tokens``,
   ``additional_params`` and ``messages`` cannot apply: Strands keeps the first
-  three in the model's shared config, not in the call, and the history is
-  the agent's; a patch setting them logs ``patch_field_unsupported``.
+  three in the model's shared config, not in the call, and a
+  `hookreg.Message` cannot carry the tool-use blocks a Strands history needs;
+  a patch setting them logs ``patch_field_unsupported``.
   ``model_select`` picks by name among the models given as ``models=``; the
   agent's own model is ``default_model`` (its key in ``models``, else its
   ``model_id``, else its class name). ``text_delta``, ``reasoning_delta`` and
@@ -64,8 +65,12 @@ Where each hook point runs:
   resumes the agent with its reason as the next user message.
   ``on_session_end`` fires exactly once per invocation: ``completed``,
   ``stopped`` (a `hookreg.StopRun`, a run-level deny, Strands' other stop
-  reasons), ``failed`` (the model or anything else raised) or ``cancelled``
-  (the invocation's task was cancelled, or ``agent.cancel()``).
+  reasons, such as ``interrupt``: resuming an interrupted agent is a new
+  session), ``failed`` (the model or anything else raised) or ``cancelled``
+  (the invocation's task was cancelled, the caller closed the stream, or
+  ``agent.cancel()``). ``run.is_streaming`` stays ``False``: Strands'
+  events do not say whether the caller streams (``invoke_async`` streams
+  internally too).
 
 A `hookreg.StopRun` raised by any hook reaches the caller as the same object
 (Strands would wrap one raised inside its event loop in
