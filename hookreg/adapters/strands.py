@@ -681,9 +681,12 @@ class HookregProvider:
         if not isinstance(run, _Run):
             return
         result, turns = event.result, run.state.turns
-        if run.error is not None or result is None:
-            error = run.error or RuntimeError("the invocation ended without a result")
-            await self._end(event.invocation_state, outcome_for(error, turns), error)
+        if run.error is not None:
+            await self._end(event.invocation_state, outcome_for(run.error, turns), run.error)
+            return
+        if result is None:  # Strands ends the pass before its middleware sees why: the caller closed the stream
+            reason = "the invocation ended without a result or an error: the caller closed its stream"
+            await self._end(event.invocation_state, RunOutcome(status="cancelled", reason=reason, turns=turns), None)
             return
         if result.stop_reason in _COMPLETED:
             try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import functools
 import importlib
@@ -907,3 +908,22 @@ def test_a_stop_outside_the_tool_loop_reaches_the_caller_and_ends_the_session_on
         agent_for(registry, ScriptedModel(["done"]), RecordingTool())("hi")
     assert raised.value is stop
     assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("stopped", stop.reason)]
+
+
+@pytest.mark.parametrize("read", [1, 6], ids=["before-the-model", "mid-answer"])
+def test_a_stream_closed_early_ends_the_session_cancelled(read: int) -> None:
+    """A caller that stops reading stream_async and closes it ends the session once, cancelled."""
+    registry, ends = HookRegistry(), list[OnSessionEndContext]()
+    registry.on_session_end(ends.append)
+    agent = agent_for(registry, ScriptedModel([{"text": "hi"}, "done"]), RecordingTool())
+
+    async def read_some_events() -> None:
+        async with contextlib.aclosing(agent.stream_async("hi")) as events:
+            count = 0
+            async for _ in events:
+                count += 1
+                if count == read:
+                    break
+
+    asyncio.run(read_some_events())
+    assert [e.outcome.status for e in ends] == ["cancelled"]
