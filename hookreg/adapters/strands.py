@@ -553,13 +553,18 @@ class HookregProvider:
             if isinstance(run, _Run):
                 run.error = stop or error
                 if stop is not None:
-                    await self._answer_dangling(context.agent, run)
+                    await self._answer_dangling(context.agent, run, stop)
             if stop is not None and stop is not error:
                 raise stop from None  # the hook's own StopRun, not Strands' EventLoopException around it
             raise
 
-    async def _answer_dangling(self, agent: Any, run: _Run) -> None:
-        """Answer each tool call of the stopped answer: with its result if it ran, else `STOPPED_NOTICE`."""
+    async def _answer_dangling(self, agent: Any, run: _Run, stop: StopRun) -> None:
+        """Answer each tool call of the stopped answer: with its result if it ran, else `STOPPED_NOTICE`.
+
+        An assistant message saying the run stopped follows, so the next
+        invocation's prompt does not follow a user message (models want roles
+        to alternate).
+        """
         messages: Messages = agent.messages
         last = messages[-1] if messages else None
         if last is None or last["role"] != "assistant":
@@ -575,7 +580,12 @@ class HookregProvider:
             else ToolResult(toolUseId=call_id, status="success", content=[{"text": ran[call_id]}])
             for call_id in pending
         ]
-        await _append(agent, {"role": "user", "content": [{"toolResult": result} for result in results]})
+        closing = f"Run stopped: {stop.reason}" if stop.reason else "Run stopped."
+        await _append(
+            agent,
+            {"role": "user", "content": [{"toolResult": result} for result in results]},
+            {"role": "assistant", "content": [{"text": closing}]},
+        )
 
     async def after_model_call(self, event: AfterModelCallEvent) -> None:
         """Judge the answer (``model_turn_finished``), then observe the kept one (``post_turn``).

@@ -12,7 +12,7 @@ import inspect
 import json
 import runpy
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -789,7 +789,8 @@ def test_a_stop_leaves_no_dangling_tool_call() -> None:
     assert raised.value is stop
     assert tool.calls == [{"text": "a"}]
     assert _tool_messages(agent.messages) == {"call-a": "a", "call-b": STOPPED_NOTICE}
-    assert agent.messages[-2]["role"] == "assistant"
+    assert [m["role"] for m in agent.messages[-3:]] == ["assistant", "user", "assistant"]
+    assert _text_of(agent.messages[-1]) == "Run stopped: no b"
     assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("stopped", "no b")]
 
 
@@ -918,7 +919,7 @@ def test_a_stream_closed_early_ends_the_session_cancelled(read: int) -> None:
     agent = agent_for(registry, ScriptedModel([{"text": "hi"}, "done"]), RecordingTool())
 
     async def read_some_events() -> None:
-        async with contextlib.aclosing(agent.stream_async("hi")) as events:
+        async with contextlib.aclosing(cast("AsyncGenerator[Any, None]", agent.stream_async("hi"))) as events:
             count = 0
             async for _ in events:
                 count += 1
