@@ -75,8 +75,9 @@ Where each hook point runs:
 A `hookreg.StopRun` raised by any hook reaches the caller as the same object
 (Strands would wrap one raised inside its event loop in
 ``EventLoopException``; the provider unwraps it), and the conversation is left
-with a tool result for every tool call of the stopped answer: the result of a
-call that ran, else a "not run" notice.
+with a tool result for every tool call of the stopped answer (the result of a
+call that ran, else a "not run" notice), then an assistant message saying the
+run stopped, so a later prompt keeps the roles alternating.
 
 Why hook events and not Strands' interventions: an ``InterventionHandler`` is
 a layer over the same ``Before/AfterToolCallEvent`` callbacks, and its
@@ -553,39 +554,39 @@ class HookregProvider:
             if isinstance(run, _Run):
                 run.error = stop or error
                 if stop is not None:
-                    await self._answer_dangling(context.agent, run, stop)
+                    await self._settle_history(context.agent, run, stop)
             if stop is not None and stop is not error:
                 raise stop from None  # the hook's own StopRun, not Strands' EventLoopException around it
             raise
 
-    async def _answer_dangling(self, agent: Any, run: _Run, stop: StopRun) -> None:
-        """Answer each tool call of the stopped answer: with its result if it ran, else `STOPPED_NOTICE`.
+    async def _settle_history(self, agent: Any, run: _Run, stop: StopRun) -> None:
+        """Leave the conversation whole after a stop.
 
-        An assistant message saying the run stopped follows, so the next
-        invocation's prompt does not follow a user message (models want roles
-        to alternate).
+        Each tool call of the stopped answer gets a tool result (its result if
+        it ran, else `STOPPED_NOTICE`), and a conversation that would end on a
+        user message gets an assistant message saying the run stopped, so the
+        next invocation's prompt keeps the roles alternating.
         """
         messages: Messages = agent.messages
         last = messages[-1] if messages else None
-        if last is None or last["role"] != "assistant":
+        if last is None:
             return
+        added: list[Message] = []
         pending = [str(block["toolUse"]["toolUseId"]) for block in last["content"] if "toolUse" in block]
-        if not pending:
-            return
-        ran = {call_id: text for call_id, text in run.results.items() if call_id in pending}
-        notices = dict(unanswered(pending, ran))
-        results = [
-            ToolResult(toolUseId=call_id, status="error", content=[{"text": notices[call_id]}])
-            if call_id in notices
-            else ToolResult(toolUseId=call_id, status="success", content=[{"text": ran[call_id]}])
-            for call_id in pending
-        ]
-        closing = f"Run stopped: {stop.reason}" if stop.reason else "Run stopped."
-        await _append(
-            agent,
-            {"role": "user", "content": [{"toolResult": result} for result in results]},
-            {"role": "assistant", "content": [{"text": closing}]},
-        )
+        if last["role"] == "assistant" and pending:
+            ran = {call_id: text for call_id, text in run.results.items() if call_id in pending}
+            notices = dict(unanswered(pending, ran))
+            results = [
+                ToolResult(toolUseId=call_id, status="error", content=[{"text": notices[call_id]}])
+                if call_id in notices
+                else ToolResult(toolUseId=call_id, status="success", content=[{"text": ran[call_id]}])
+                for call_id in pending
+            ]
+            added.append({"role": "user", "content": [{"toolResult": result} for result in results]})
+        if added or last["role"] == "user":
+            closing = f"Run stopped: {stop.reason}" if stop.reason else "Run stopped."
+            added.append({"role": "assistant", "content": [{"text": closing}]})
+        await _append(agent, *added)
 
     async def after_model_call(self, event: AfterModelCallEvent) -> None:
         """Judge the answer (``model_turn_finished``), then observe the kept one (``post_turn``).

@@ -928,3 +928,14 @@ def test_a_stream_closed_early_ends_the_session_cancelled(read: int) -> None:
 
     asyncio.run(read_some_events())
     assert [e.outcome.status for e in ends] == ["cancelled"]
+
+
+def test_a_stop_after_the_tool_results_closes_the_conversation() -> None:
+    """A stop at pre_turn after tool results leaves an assistant message last: the next prompt alternates roles."""
+    registry = HookRegistry()
+    registry.pre_turn(lambda ctx: HookResult.deny("one turn only") if ctx.turn > 1 else HookResult.allow())
+    agent = agent_for(registry, ScriptedModel([{"text": "hi"}]), RecordingTool())
+    with pytest.raises(StopRun, match="one turn only"):
+        agent("hi")
+    assert [m["role"] for m in agent.messages] == ["user", "assistant", "user", "assistant"]
+    assert _text_of(agent.messages[-1]) == "Run stopped: one turn only"
