@@ -1,107 +1,175 @@
-"""Run a hookreg registry as a Strands ``HookProvider`` (``pip install 'hookreg[strands]'``).
+"""Run a hookreg registry as a Strands ``HookProvider`` (``pip install 'hookreg[strands]'``, strands-agents 1.62+).
 
 Pass `HookregProvider` to ``strands.Agent(hooks=[...])``. A *session* is one
 agent invocation (with the continuations ``stop`` asks for) and a *turn* is
-one model call (turn 1 is the first); the tool calls a model answer asks for
-belong to its turn. Every callback is async, so hooks run through the
-registry's ``a``-methods: sync and async hooks mix freely.
+one model call (turn 1 is the first in every invocation); the tool calls a
+model answer asks for belong to its turn. Every callback is async, so hooks
+run through the registry's ``a``-methods: sync and async hooks mix freely.
+The rules of the run (DESIGN §8) live in ``hookreg._lifecycle``; this module
+only translates Strands' events. Per-run state lives in Strands' per-invocation
+``invocation_state``, so one provider may serve several agents, one after the
+other or concurrently.
 
 Where each hook point runs:
 
-- ``on_session_start``, ``user_prompt_submit``: ``BeforeInvocationEvent``; a
-  deny cancels the invocation with its reason as the agent's answer.
-- ``pre_turn``: ``BeforeModelCallEvent``; a deny cancels the model call with
-  its reason as the answer, which ends the run.
+- ``on_session_start``, ``user_prompt_submit``: ``BeforeInvocationEvent``.
+  ``pre_turn``: ``BeforeModelCallEvent``. A deny (or an ``ask`` that
+  ``on_interaction`` does not approve, after ``notification``) ends the run:
+  the caller gets `hookreg.StopRun` with the reason and ``on_session_end``
+  says ``stopped``.
 - ``pre_model_call``, ``model_select``, the delta points: Strands'
-  ``InvokeModelStage`` middleware, which the provider adds to the agent on its
-  first invocation. The merged `hookreg.RequestPatch` applies to the model
-  call: ``preamble`` replaces the system prompt and ``extra_context`` blocks
-  are appended to it; ``active_tools`` filters the tool specs offered;
-  ``tool_choice`` (``"auto"``, ``"any"``/``"required"``, ``"none"``, or a
-  tool's name) sets the call's tool choice. ``temperature``, ``max_tokens``
-  and ``additional_params`` cannot apply: Strands keeps them in the model's
-  shared config, not in the call, so a patch setting them logs
-  ``patch_field_unsupported`` and they are left alone. ``model_select`` picks
-  by name among the models given as ``models=``; the agent's own model is
-  ``default_model`` (its key in ``models``, else its ``model_id``, else its
-  class name). ``text_delta``, ``reasoning_delta`` and ``tool_call_delta``
-  fire for the model's stream events as they pass through.
-- ``model_turn_finished``, ``post_turn``: ``AfterModelCallEvent``.
-  ``repeat()`` discards the answer and calls the model again
-  (``AfterModelCallEvent.retry``); ``retry_with_feedback`` also keeps the
-  answer in the conversation and adds the feedback as a user message before
-  the new call, which stays in the same turn (``pre_turn`` does not fire
-  for it). A non-continue action for an answer that calls tools raises
-  `hookreg.HookValueError` (its tool calls would be dropped unrun).
-  ``post_turn`` fires for the answer that is kept.
-- ``invalid_tool_call``: ``BeforeToolCallEvent`` for a tool the agent does
-  not have. ``repair`` selects the named tool instead (then the gate runs);
-  ``retry`` and ``skip`` cancel the call with the feedback or reason as its
-  error result; ``fail`` with a reason cancels it with the reason, and
-  without one lets Strands answer ``Unknown tool`` (which the failure points
-  see). Arguments are validated inside the tool, so bad arguments reach the
-  failure points, not this one.
-- ``transform_tool_input``, ``pre_tool_call_decide``, ``permission_denied``,
-  ``on_interaction``: ``BeforeToolCallEvent``. The rewritten arguments replace
-  the tool input; a deny (or an ``ask`` that no ``on_interaction`` hook
-  allows) cancels the call with the reason as its error result, and the tool
-  never runs.
-- ``post_tool_call_failure``, ``on_tool_error``: ``AfterToolCallEvent`` with
-  an exception; the chain starts from Strands' error text and its result is
-  the text the model reads.
-- ``transform_tool_result``, ``post_tool_call``: ``AfterToolCallEvent``
-  without one. Strands keeps only the formatted tool result, so ``raw_result``
-  is its text (the function's return value as Strands rendered it).
-- ``stop``, ``on_session_end``: ``AfterInvocationEvent``. When the run ended
-  normally, a ``stop`` deny resumes the agent with its reason as the next
-  user message; otherwise ``on_session_end`` fires with the outcome.
+  ``InvokeModelStage`` middleware, which the provider adds to each agent it
+  serves. The merged `hookreg.RequestPatch` applies to that very model call:
+  ``preamble`` replaces the system prompt and ``extra_context`` blocks are
+  appended to it; ``active_tools`` filters the tool specs offered (and a call
+  to a tool that was not offered is an invalid call); ``tool_choice``
+  (``"auto"``, ``"any"``/``"required"``, ``"none"``, or a tool's name) sets
+  the call's tool choice. ``temperature``, ``max_tokens``,
+  ``additional_params`` and ``messages`` cannot apply: Strands keeps the first
+  three in the model's shared config, not in the call, and a
+  `hookreg.Message` cannot carry the tool-use blocks a Strands history needs;
+  a patch setting them logs ``patch_field_unsupported``.
+  ``model_select`` picks by name among the models given as ``models=``; the
+  agent's own model is ``default_model`` (its key in ``models``, else its
+  ``model_id``, else its class name). ``text_delta``, ``reasoning_delta`` and
+  ``tool_call_delta`` fire for the model's raw stream chunks as they pass.
+- ``model_turn_finished``, ``post_turn``: ``AfterModelCallEvent``. Strands'
+  stop reasons map to `hookreg.FinishReason` (``end_turn``/``stop_sequence``
+  → ``STOP``, ``tool_use`` → ``TOOL_CALLS``, ``max_tokens`` → ``LENGTH``,
+  ``content_filtered``/``guardrail_intervened`` → ``CONTENT_FILTER``), the
+  raw spelling kept; ``message_id`` is the message's Strands ``tracking_id``
+  and ``model`` the model's name as ``model_select`` knows it. ``repeat()``
+  discards the answer and calls the model again; ``retry_with_feedback``
+  also keeps the answer and adds the feedback as a user message (both
+  through Strands' own append, so ``MessageAddedEvent`` fires and session
+  managers persist them); the new call stays in the same turn. A
+  non-continue action for an answer that calls tools raises
+  `hookreg.HookValueError`. Strands ends a run whose answer hit the output
+  cap with ``MaxTokensReachedException`` (after ``model_turn_finished``).
+- The tool points: ``BeforeToolCallEvent`` runs the whole gate of
+  ``hookreg._lifecycle``: an unknown tool, a tool not offered this turn,
+  arguments that are not a JSON object (also malformed JSON, which Strands
+  itself would turn into ``{}``: the raw text is taken from the stream) or
+  that fail the tool's input schema go to ``invalid_tool_call`` and never
+  run as sent; then ``transform_tool_input``, ``pre_tool_call_decide``,
+  ``notification`` and ``on_interaction`` for an ``ask``, and
+  ``permission_denied``. A call that does not run is cancelled with the text
+  the model reads as its error result.
+- ``AfterToolCallEvent``: a tool that raised, or returned a result with
+  ``status: "error"``, fires ``post_tool_call_failure`` then
+  ``on_tool_error`` (an error result's text comes as a `ToolErrorResult`);
+  one that succeeded fires ``transform_tool_result`` then
+  ``post_tool_call``. Strands keeps only the formatted tool result, so
+  ``raw_result`` is its text.
+- ``stop``, ``on_session_end``: ``AfterInvocationEvent``. A ``stop`` deny
+  resumes the agent with its reason as the next user message.
+  ``on_session_end`` fires exactly once per invocation: ``completed``,
+  ``stopped`` (a `hookreg.StopRun`, a run-level deny, Strands' other stop
+  reasons, such as ``interrupt``: resuming an interrupted agent is a new
+  session), ``failed`` (the model or anything else raised) or ``cancelled``
+  (the invocation's task was cancelled, the caller closed the stream, or
+  ``agent.cancel()``). ``run.is_streaming`` stays ``False``: Strands'
+  events do not say whether the caller streams (``invoke_async`` streams
+  internally too).
 
-A `hookreg.StopRun` raised by a hook inside the event loop (turn and tool
-points) leaves the agent call as Strands' ``EventLoopException``, whose
-``__cause__`` is the `hookreg.StopRun`.
+A `hookreg.StopRun` raised by any hook reaches the caller as the same object
+(Strands would wrap one raised inside its event loop in
+``EventLoopException``; the provider unwraps it), and the conversation is left
+with a tool result for every tool call of the stopped answer (the result of a
+call that ran, else a "not run" notice), then an assistant message saying the
+run stopped, so a later prompt keeps the roles alternating.
+
+Why hook events and not Strands' interventions: an ``InterventionHandler`` is
+a layer over the same ``Before/AfterToolCallEvent`` callbacks, and its
+``Confirm`` pauses the run with a Strands interrupt the caller must resume,
+while hookreg answers an ``ask`` in-line through ``on_interaction``; the
+provider uses the events directly. Two private Strands APIs are used, each in
+one function pinned by a test: ``Agent._append_messages`` (`_append`) and the
+``AgentStreamStage`` middleware (`_wrap_invocations`). Strands'
+deprecated ``structured_output_async`` (one model call outside the event
+loop, with invocation events that share no state) is not a run: no hook
+point fires for it.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import importlib.metadata
+import json
+import uuid
 import weakref
-from collections.abc import AsyncGenerator, Mapping
-from dataclasses import dataclass
-from typing import Any, cast
+from collections.abc import AsyncGenerator, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, cast
 
-from hookreg._context import (
-    InvalidToolCallContext,
-    ModelSelectContext,
-    ModelTurnFinishedContext,
-    OnSessionEndContext,
-    OnSessionStartContext,
-    PostTurnContext,
-    PreModelCallContext,
-    PreTurnContext,
-    ReasoningDeltaContext,
-    RunContext,
-    RunOutcome,
-    StopContext,
-    TextDeltaContext,
-    ToolCallDeltaContext,
-    ToolCallRequest,
-    UserPromptSubmitContext,
-)
 from hookreg._context import (
     Message as HookMessage,
 )
-from hookreg._errors import HookTypeError, HookValueError
+from hookreg._context import (
+    ModelSelectContext,
+    ModelTurnFinishedContext,
+    PostTurnContext,
+    PreModelCallContext,
+    ReasoningDeltaContext,
+    RunContext,
+    RunOutcome,
+    TextDeltaContext,
+    ToolCallDeltaContext,
+    ToolCallRequest,
+)
+from hookreg._errors import HookTypeError, HookValueError, StopRun
+from hookreg._lifecycle import (
+    RunState,
+    adrive,
+    failed,
+    gate,
+    missing_framework,
+    outcome_for,
+    refused_retry,
+    require_registry,
+    succeeded,
+    unanswered,
+)
 from hookreg._log import log
 from hookreg._points import HookPoint
-from hookreg._results import FinishReason, HookResult, InvalidToolCallAction, RequestPatch
+from hookreg._results import FinishReason, RequestPatch
 from hookreg._surface import HookRegistry
-from hookreg.adapters import _missing_framework, _refused_retry, _require_registry, _ToolCall
+
+_FLOOR: Final = (1, 62)
+"""The oldest strands-agents this adapter supports: 1.62 added ``strands.middleware``."""
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``"1.61.1"`` → ``(1, 61)``: the major and minor numbers of a release (``()`` when unreadable)."""
+    numbers = version.split(".")[:2]
+    return tuple(int(n) for n in numbers) if all(n.isdigit() for n in numbers) else ()
+
+
+def _import_failed(error: ImportError) -> ImportError:
+    """The ImportError to raise when importing Strands failed: too old a release, or none installed."""
+    try:
+        installed = importlib.metadata.version("strands-agents")
+    except importlib.metadata.PackageNotFoundError:
+        return missing_framework("strands", "strands", error)
+    if _release(installed) >= _FLOOR:
+        return missing_framework("strands", "strands", error)
+    floor = ".".join(map(str, _FLOOR))
+    msg = (
+        f"Cannot import hookreg.adapters.strands: it needs strands-agents>={floor}, but strands-agents "
+        f"{installed} is installed ({error}). Upgrade it with: pip install 'strands-agents>={floor}'."
+    )
+    too_old = ImportError(msg, name=error.name)
+    too_old.__cause__ = error
+    return too_old
+
 
 try:
+    from jsonschema.exceptions import best_match  # type: ignore[import-untyped]  # strands-agents' dependency
+    from jsonschema.validators import validator_for  # type: ignore[import-untyped]
     from strands.hooks import (
         AfterInvocationEvent,
         AfterModelCallEvent,
         AfterToolCallEvent,
+        AgentInitializedEvent,
         BeforeInvocationEvent,
         BeforeModelCallEvent,
         BeforeToolCallEvent,
@@ -113,25 +181,48 @@ try:
     from strands.models import Model
     from strands.types.content import Message, Messages, SystemContentBlock, SystemPrompt
     from strands.types.events import TypedEvent
-    from strands.types.tools import ToolChoice, ToolResult, ToolSpec
-except ImportError as _import_error:  # pragma: no cover - exercised by a test that hides the framework
-    raise _missing_framework("strands", "strands", _import_error) from _import_error
+    from strands.types.tools import ToolChoice, ToolResult, ToolSpec, ToolUse
+except ImportError as _import_error:  # pragma: no cover - exercised by tests that hide the framework
+    raise _import_failed(_import_error) from _import_error
 
-__all__ = ["HookregProvider"]
+__all__ = ["HookregProvider", "ToolErrorResult"]
 
 _KEY = "hookreg"
 """Where the run's state lives in Strands' per-invocation ``invocation_state``."""
 
 _COMPLETED = frozenset({"end_turn", "stop_sequence"})
+_FINISH = {
+    "end_turn": FinishReason.STOP,
+    "stop_sequence": FinishReason.STOP,
+    "tool_use": FinishReason.TOOL_CALLS,
+    "max_tokens": FinishReason.LENGTH,
+    "content_filtered": FinishReason.CONTENT_FILTER,
+    "guardrail_intervened": FinishReason.CONTENT_FILTER,
+}
+"""Strands' own stop-reason spellings; any other goes through `FinishReason.from_raw`."""
+
+_NOT_RUN: Final = "Tool call not run."
+"""A cancel text of last resort: Strands ignores an empty ``cancel_tool`` and would run the tool."""
 
 
-@dataclass(slots=True)
+class ToolErrorResult(Exception):  # noqa: N818 -- it names what Strands returned, an error result
+    """A Strands tool returned a result with ``status: "error"``: the failure ``on_tool_error`` sees.
+
+    Its message is the result's text.
+    """
+
+
+@dataclass(slots=True, eq=False)
 class _Run:
-    """One invocation as the provider tracks it."""
+    """One invocation as the provider tracks it (kept in its ``invocation_state``)."""
 
-    run: RunContext
-    continuations: int = 0
-    denied: str | None = None
+    state: RunState
+    offered: frozenset[str] | None = None
+    specs: dict[str, ToolSpec] = field(default_factory=dict)
+    model: str | None = None
+    malformed: dict[str, str] = field(default_factory=dict)
+    results: dict[str, str] = field(default_factory=dict)
+    error: BaseException | None = None
     retrying: bool = False
 
 
@@ -145,31 +236,25 @@ def _last_user_text(messages: Messages | None) -> str:
     return next((_text(m["content"]) for m in reversed(messages or []) if m["role"] == "user"), "")
 
 
-def _outcome(event: AfterInvocationEvent, state: _Run) -> RunOutcome:
-    result, turns = event.result, state.run.turn
-    if state.denied is not None:
-        return RunOutcome(status="stopped", reason=state.denied, turns=turns)
-    if result is None:
-        return RunOutcome(status="failed", turns=turns)
-    if result.stop_reason in _COMPLETED:
-        return RunOutcome(status="completed", turns=turns)
-    if result.stop_reason == "cancelled":
-        return RunOutcome(status="cancelled", turns=turns)
-    return RunOutcome(status="stopped", reason=result.stop_reason, turns=turns)
+def _finish(raw: str | None) -> FinishReason | None:
+    return _FINISH.get(raw or "") or FinishReason.from_raw(raw)
 
 
-def _with_text(result: ToolResult, text: str) -> ToolResult:
-    return cast("ToolResult", {**result, "content": [{"text": text}]})
-
-
-def _denial(result: HookResult) -> str:
-    """The text of a refusal: never empty, since Strands ignores an empty cancel message."""
-    return result.reason or f"denied by {result.decided_by or 'a hook'}"
+def _stop_in(error: BaseException) -> StopRun | None:
+    """The `StopRun` behind `error`: itself, or the cause Strands wrapped in ``EventLoopException``."""
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in seen:
+        if isinstance(current, StopRun):
+            return current
+        seen.append(current)
+        current = current.__cause__
+    return None
 
 
 _MODEL_POINTS = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
 _DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
-_UNSUPPORTED = ("temperature", "max_tokens", "additional_params")
+_UNSUPPORTED = ("temperature", "max_tokens", "additional_params", "messages")
 _CHOICES = {"auto": "auto", "any": "any", "required": "any"}
 
 
@@ -209,6 +294,47 @@ def _tool_use(message: Message) -> list[ToolCallRequest]:
     ]
 
 
+def _schema_error(spec: ToolSpec | None, args: Mapping[str, object]) -> str | None:
+    """Why `args` do not fit the tool's JSON input schema (Strands' own dependency ``jsonschema``), or ``None``."""
+    schema = spec.get("inputSchema", {}).get("json") if spec else None
+    if not isinstance(schema, Mapping):
+        return None
+    error = best_match(validator_for(schema)(schema).iter_errors(cast("Any", dict(args))))
+    return None if error is None else str(error.message)
+
+
+# --- Strands' private API, each use in one function ----------------------------------------
+
+
+async def _append(agent: Any, *messages: Message) -> None:
+    """Add `messages` to the conversation as Strands' own loop does, firing ``MessageAddedEvent``.
+
+    Private API: Strands 1.62 has no public way to add a message that session
+    managers persist (they listen to ``MessageAddedEvent``; writing
+    ``agent.messages`` bypasses them), so this calls ``Agent._append_messages``,
+    the one function its event loop appends through. A test pins it.
+    """
+    await agent._append_messages(*messages)  # private: see the docstring
+
+
+def _wrap_invocations(agent: Any, handler: Callable[..., AsyncGenerator[TypedEvent, None]]) -> None:
+    """Add `handler` around each invocation pass of `agent` (Strands' ``AgentStreamStage`` middleware).
+
+    Private API: the stage is the one place that sees every way an invocation
+    pass ends (an exception from the event loop, which Strands wraps in
+    ``EventLoopException``, a cancellation) before ``AfterInvocationEvent``,
+    which carries no exception; Strands 1.62 keeps it in
+    ``strands.middleware._agent_stream`` until its context contract is final.
+    A test pins it.
+    """
+    from strands.middleware._agent_stream import AgentStreamStage  # noqa: PLC0415 -- private, see the docstring
+
+    agent.add_middleware(AgentStreamStage, handler)
+
+
+# --- the provider ---------------------------------------------------------------------------
+
+
 class HookregProvider:
     """A Strands hook provider that dispatches a hookreg registry's hooks.
 
@@ -227,7 +353,7 @@ class HookregProvider:
     """
 
     def __init__(self, registry: HookRegistry, *, models: Mapping[str, Model] | None = None) -> None:
-        self.registry: HookRegistry = _require_registry(registry, "HookregProvider")
+        self.registry: HookRegistry = require_registry(registry, "HookregProvider")
         self.models: Mapping[str, Model] = dict(models or {})
         for name, model in self.models.items():
             if not isinstance(model, Model):
@@ -245,6 +371,7 @@ class HookregProvider:
             registry: The agent's Strands hook registry.
             **kwargs: Unused; Strands reserves them for future use.
         """
+        registry.add_callback(AgentInitializedEvent, self.agent_initialized)
         registry.add_callback(BeforeInvocationEvent, self.before_invocation)
         registry.add_callback(BeforeModelCallEvent, self.before_model_call)
         registry.add_callback(AfterModelCallEvent, self.after_model_call)
@@ -252,48 +379,67 @@ class HookregProvider:
         registry.add_callback(AfterToolCallEvent, self.after_tool_call)
         registry.add_callback(AfterInvocationEvent, self.after_invocation)
 
-    @staticmethod
-    def _state(invocation_state: dict[str, Any]) -> _Run:
-        """This invocation's run, created on first use (an event fired outside an invocation gets its own)."""
-        state = invocation_state.get(_KEY)
-        if not isinstance(state, _Run):
-            state = invocation_state[_KEY] = _Run(RunContext())
-        return state
+    def _serve(self, agent: Any) -> None:
+        """Add the provider's middleware to `agent`, once."""
+        if agent not in self._agents:
+            self._agents.add(agent)
+            agent.add_middleware(InvokeModelStage, self.invoke_model)
+            _wrap_invocations(agent, self.invocation)
+
+    def agent_initialized(self, event: AgentInitializedEvent) -> None:
+        """Add the provider's middleware to the new agent."""
+        self._serve(event.agent)
+
+    def _run(self, invocation_state: dict[str, Any]) -> _Run:
+        """This invocation's run, created on first use (a tool called outside an invocation gets its own)."""
+        run = invocation_state.get(_KEY)
+        if not isinstance(run, _Run):
+            run = invocation_state[_KEY] = _Run(RunState(self.registry, RunContext()))
+        return run
+
+    async def _end(self, invocation_state: dict[str, Any], outcome: RunOutcome, error: BaseException | None) -> None:
+        """Fire ``on_session_end`` once and forget the run."""
+        run = invocation_state.pop(_KEY, None)
+        if isinstance(run, _Run):
+            await adrive(self.registry, run.state.end(outcome, error))
 
     async def before_invocation(self, event: BeforeInvocationEvent) -> None:
-        """Start the session and gate the prompt; a continuation asked for by ``stop`` skips both."""
-        if event.agent not in self._agents:  # first run of this agent: wrap its model calls
-            self._agents.add(event.agent)
-            event.agent.add_middleware(InvokeModelStage, self.invoke_model)
-        if isinstance(event.invocation_state.get(_KEY), _Run):
-            return
-        agent_name = getattr(event.agent, "name", None)
-        state = event.invocation_state[_KEY] = _Run(RunContext(agent_name=agent_name))
-        run, prompt = state.run, _last_user_text(event.messages)
-        start = OnSessionStartContext(session_id=run.session_id, goal=prompt, run=run)
-        await self.registry.anotify(HookPoint.ON_SESSION_START, start)
-        result = await self.registry.adecide(
-            HookPoint.USER_PROMPT_SUBMIT, UserPromptSubmitContext(content=prompt, run=run)
-        )
-        if not result.allowed:
-            state.denied = event.cancel = _denial(result)
+        """Start the session and gate the prompt; a continuation asked for by ``stop`` skips both.
+
+        Raises:
+            StopRun: The prompt was denied, or a hook stopped the run.
+        """
+        self._serve(event.agent)  # an agent that got the provider after its initialisation
+        if event.messages is None or isinstance(event.invocation_state.get(_KEY), _Run):
+            return  # the deprecated structured_output_async (no messages), or a continuation
+        context = RunContext(agent_name=getattr(event.agent, "name", None))
+        state = RunState(self.registry, context, goal=_last_user_text(event.messages))
+        event.invocation_state[_KEY] = _Run(state)
+        try:
+            outcome = await adrive(self.registry, state.start())
+        except BaseException as error:
+            await self._end(event.invocation_state, outcome_for(error), error)
+            raise
+        if outcome is not None:
+            stop = StopRun(outcome.reason)
+            await self._end(event.invocation_state, outcome, stop)
+            raise stop
 
     async def before_model_call(self, event: BeforeModelCallEvent) -> None:
-        """Gate the next turn with ``pre_turn``; an allowed turn becomes the run's current one.
+        """Start the next turn and gate it with ``pre_turn``; a retried call stays in its turn.
 
-        A call retried by ``model_turn_finished`` stays in its turn: ``pre_turn`` does not fire for it.
+        Raises:
+            StopRun: The turn was denied (the run ends ``stopped``).
         """
-        state = self._state(event.invocation_state)
-        if state.retrying:
-            state.retrying = False
+        run = self._run(event.invocation_state)
+        if run.retrying:
+            run.retrying = False
             return
-        run = dataclasses.replace(state.run, turn=state.run.turn + 1)
-        prompt = _last_user_text(event.agent.messages)
-        result = await self.registry.adecide(HookPoint.PRE_TURN, PreTurnContext(prompt=prompt, turn=run.turn, run=run))
-        if result.allowed:
-            state.run = run
-        else:
-            state.denied = event.cancel = _denial(result)
+        outcome = await adrive(self.registry, run.state.turn())
+        if outcome is not None:
+            stop = StopRun(outcome.reason)
+            await adrive(self.registry, run.state.end(outcome, stop))
+            raise stop
 
     def _default_model(self, model: Model) -> str:
         named = next((name for name, known in self.models.items() if known is model), None)
@@ -301,22 +447,23 @@ class HookregProvider:
         model_id = config.get("model_id") if isinstance(config, Mapping) else None
         return named or (model_id if isinstance(model_id, str) else type(model).__name__)
 
-    async def _patched(self, context: InvokeModelContext, run: RunContext) -> InvokeModelContext:
+    async def _patched(self, context: InvokeModelContext, run: _Run) -> InvokeModelContext:
         """The model call with the ``pre_model_call`` patch applied and the ``model_select`` pick swapped in."""
+        ctx = run.state.run
         base = RequestPatch(active_tools=frozenset(spec["name"] for spec in context.tool_specs))
         pre = PreModelCallContext(
             prompt=_last_user_text(context.messages),
             history=_history(context.messages),
-            turn=run.turn,
+            turn=ctx.turn,
             patch=base,
-            run=run,
+            run=ctx,
         )
         patch = await self.registry.atransform(HookPoint.PRE_MODEL_CALL, pre)
         unsupported = [name for name in _UNSUPPORTED if getattr(patch, name) is not None]
         if unsupported:
             log("warning", "patch_field_unsupported", framework="strands", fields=unsupported)
-        default = self._default_model(context.model)
-        select = ModelSelectContext(default_model=default, selected_model=default, patch=patch, run=run)
+        default = run.model = self._default_model(context.model)
+        select = ModelSelectContext(default_model=default, selected_model=default, patch=patch, run=ctx)
         pick = await self.registry.atransform(HookPoint.MODEL_SELECT, select)
         model = context.model
         if pick != default:
@@ -327,33 +474,47 @@ class HookregProvider:
                     f"models={{{pick!r}: model}}), or return one of those names."
                 )
                 raise HookValueError(msg, point=HookPoint.MODEL_SELECT)
-            model = self.models[pick]
+            model, run.model = self.models[pick], pick
         specs, choice = _tools(context, patch)
         return context.replace(
             system_prompt=_system(context.system_prompt, patch), tool_specs=specs, tool_choice=choice, model=model
         )
 
-    async def _observe(self, event: TypedEvent, deltas: dict[str, str], run: RunContext) -> None:
-        """Fire the delta point for one stream event (`deltas` aggregates text and reasoning)."""
-        if isinstance(event.get("data"), str) and "delta" in event:
-            deltas["text"] = deltas.get("text", "") + event["data"]
-            ctx = TextDeltaContext(delta=event["data"], aggregated=deltas["text"], run=run)
-            await self.registry.anotify(HookPoint.TEXT_DELTA, ctx)
-        elif isinstance(event.get("reasoningText"), str):
-            deltas["reasoning"] = deltas.get("reasoning", "") + event["reasoningText"]
-            chunk = ReasoningDeltaContext(delta=event["reasoningText"], aggregated=deltas["reasoning"], run=run)
-            await self.registry.anotify(HookPoint.REASONING_DELTA, chunk)
-        elif event.get("type") == "tool_use_stream":
-            use, delta = event["current_tool_use"], event["delta"]["toolUse"]
-            call = ToolCallDeltaContext(
-                call_id=str(use.get("toolUseId", "")), tool_name=use.get("name"), delta=str(delta["input"]), run=run
-            )
+    async def _observe(self, chunk: Mapping[str, Any], deltas: dict[str, str], run: _Run) -> None:
+        """Fire the delta point for one raw model chunk; note a tool call's raw argument text."""
+        ctx = run.state.run
+        start = chunk.get("contentBlockStart", {}).get("start", {}).get("toolUse")
+        if start is not None:
+            deltas["call_id"], deltas["tool"], deltas["args"] = str(start["toolUseId"]), start["name"], ""
+        delta = chunk.get("contentBlockDelta", {}).get("delta", {})
+        if "text" in delta:
+            deltas["text"] = deltas.get("text", "") + delta["text"]
+            text = TextDeltaContext(delta=delta["text"], aggregated=deltas["text"], run=ctx)
+            await self.registry.anotify(HookPoint.TEXT_DELTA, text)
+        reasoning = delta.get("reasoningContent", {}).get("text")
+        if reasoning is not None:
+            deltas["reasoning"] = deltas.get("reasoning", "") + reasoning
+            thought = ReasoningDeltaContext(delta=reasoning, aggregated=deltas["reasoning"], run=ctx)
+            await self.registry.anotify(HookPoint.REASONING_DELTA, thought)
+        piece = delta.get("toolUse", {}).get("input")
+        if piece is not None and "call_id" in deltas:
+            deltas["args"] += piece
+            call = ToolCallDeltaContext(call_id=deltas["call_id"], tool_name=deltas["tool"], delta=piece, run=ctx)
             await self.registry.anotify(HookPoint.TOOL_CALL_DELTA, call)
+        if "contentBlockStop" in chunk and "call_id" in deltas:
+            raw = deltas.pop("args")
+            call_id = deltas.pop("call_id")
+            deltas.pop("tool")
+            if raw.strip():
+                try:
+                    json.loads(raw)
+                except ValueError:  # Strands gives the tool {} instead: keep what the model sent
+                    run.malformed[call_id] = raw
 
     async def invoke_model(
         self, context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
     ) -> AsyncGenerator[TypedEvent, None]:
-        """Strands ``InvokeModelStage`` middleware: patch and route the call, and observe its stream.
+        """Strands ``InvokeModelStage`` middleware: patch and route the call, note what it offers, observe it.
 
         Args:
             context: The model call Strands is about to make.
@@ -362,119 +523,194 @@ class HookregProvider:
         Yields:
             The model call's events, unchanged.
         """
-        run = self._state(context.invocation_state).run
+        run = self._run(context.invocation_state)
+        run.specs = {spec["name"]: spec for spec in context.tool_specs}
         if any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
             context = await self._patched(context, run)
-        observed = any(self.registry.has_hooks(point) for point in _DELTA_POINTS)
+        else:
+            run.model = self._default_model(context.model)
+        run.offered = frozenset(spec["name"] for spec in context.tool_specs)
         deltas: dict[str, str] = {}
         async for event in next_fn(context):
-            if observed:
-                await self._observe(event, deltas, run)
+            chunk = event.get("event")  # documented stream event "event": the model's raw chunk (a StreamEvent)
+            if isinstance(chunk, Mapping):
+                await self._observe(chunk, deltas, run)
             yield event
+
+    async def invocation(
+        self, context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """Wrap one invocation pass: note how it ended; hand a hook's `StopRun` to the caller as itself.
+
+        After a stop, every tool call of the stopped answer gets a tool result
+        in the conversation. ``on_session_end`` fires from ``AfterInvocationEvent``.
+        """
+        try:
+            async for event in next_fn(context):
+                yield event
+        except BaseException as error:
+            run = context.invocation_state.get(_KEY)
+            stop = _stop_in(error)
+            if isinstance(run, _Run):
+                run.error = stop or error
+                if stop is not None:
+                    await self._settle_history(context.agent, run, stop)
+            if stop is not None and stop is not error:
+                raise stop from None  # the hook's own StopRun, not Strands' EventLoopException around it
+            raise
+
+    async def _settle_history(self, agent: Any, run: _Run, stop: StopRun) -> None:
+        """Leave the conversation whole after a stop.
+
+        Each tool call of the stopped answer gets a tool result (its result if
+        it ran, else `STOPPED_NOTICE`), and a conversation that would end on a
+        user message gets an assistant message saying the run stopped, so the
+        next invocation's prompt keeps the roles alternating.
+        """
+        messages: Messages = agent.messages
+        last = messages[-1] if messages else None
+        if last is None:
+            return
+        added: list[Message] = []
+        pending = [str(block["toolUse"]["toolUseId"]) for block in last["content"] if "toolUse" in block]
+        if last["role"] == "assistant" and pending:
+            ran = {call_id: text for call_id, text in run.results.items() if call_id in pending}
+            notices = dict(unanswered(pending, ran))
+            results = [
+                ToolResult(toolUseId=call_id, status="error", content=[{"text": notices[call_id]}])
+                if call_id in notices
+                else ToolResult(toolUseId=call_id, status="success", content=[{"text": ran[call_id]}])
+                for call_id in pending
+            ]
+            added.append({"role": "user", "content": [{"toolResult": result} for result in results]})
+        if added or last["role"] == "user":
+            closing = f"Run stopped: {stop.reason}" if stop.reason else "Run stopped."
+            added.append({"role": "assistant", "content": [{"text": closing}]})
+        await _append(agent, *added)
 
     async def after_model_call(self, event: AfterModelCallEvent) -> None:
         """Judge the answer (``model_turn_finished``), then observe the kept one (``post_turn``).
 
-        Not for a turn ``pre_turn`` denied, nor for a failed call.
+        Not for a failed model call.
         """
-        state = self._state(event.invocation_state)
-        if event.stop_response is None or state.denied is not None:
+        run = self._run(event.invocation_state)
+        if event.stop_response is None or run.state.ended:
             return
         message: Message = event.stop_response.message
-        text = _text(message["content"])
+        text, ctx = _text(message["content"]), run.state.run
         if self.registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):
             calls = _tool_use(message)
             usage = cast("Mapping[str, object]", message.get("metadata", {}).get("usage", {}))
+            raw = event.stop_response.stop_reason
+            if not message.get("tracking_id"):  # Strands keeps a caller's UUID v4 as the message's id
+                message["tracking_id"] = str(uuid.uuid4())
             finished = ModelTurnFinishedContext(
-                turn=state.run.turn,
+                turn=ctx.turn,
                 text=text,
                 tool_calls=calls,
-                finish_reason=FinishReason.from_raw(event.stop_response.stop_reason),
-                raw_finish_reason=event.stop_response.stop_reason,
+                finish_reason=_finish(raw),
+                raw_finish_reason=raw,
                 max_tokens=None,
                 usage={k: v for k, v in usage.items() if isinstance(v, int)},
-                run=state.run,
+                message_id=message.get("tracking_id"),
+                model=run.model,
+                run=ctx,
             )
             action = await self.registry.adecide(HookPoint.MODEL_TURN_FINISHED, finished)
             if action.kind != "continue":
                 if calls:
-                    raise _refused_retry(state.run.turn, action.decided_by, [c.tool_name for c in calls])
+                    raise refused_retry(ctx.turn, action.decided_by, [c.tool_name for c in calls])
                 if action.kind == "feedback":
                     feedback: Message = {"role": "user", "content": [{"text": action.feedback or ""}]}
-                    event.agent.messages.extend([{"role": "assistant", "content": message["content"]}, feedback])
-                event.retry = state.retrying = True
+                    await _append(event.agent, {"role": "assistant", "content": message["content"]}, feedback)
+                event.retry = run.retrying = True
                 return
-        post = PostTurnContext(turn=state.run.turn, response_text=text, run=state.run)
-        await self.registry.anotify(HookPoint.POST_TURN, post)
-
-    def _tool_call(self, event: BeforeToolCallEvent | AfterToolCallEvent) -> tuple[_ToolCall, Mapping[str, object]]:
-        tool_use = event.tool_use
-        run = self._state(event.invocation_state).run
-        args = tool_use["input"] if isinstance(tool_use["input"], Mapping) else {}
-        return _ToolCall(self.registry, run, tool_use["name"], str(tool_use["toolUseId"])), args
-
-    async def _invalid(self, event: BeforeToolCallEvent) -> bool:
-        """Settle a call to an unknown tool with ``invalid_tool_call``; ``True`` when the call was cancelled."""
-        call, args = self._tool_call(event)
-        known = event.agent.tool_registry.registry
-        ctx = InvalidToolCallContext(
-            tool_name=call.tool_name,
-            args=args,
-            call_id=call.call_id,
-            available_tools=sorted(known),
-            error=f"Unknown tool: {call.tool_name}",
-            run=call.run,
-        )
-        action: InvalidToolCallAction = await self.registry.adecide(HookPoint.INVALID_TOOL_CALL, ctx)
-        repaired = known.get(action.tool_name or "") if action.kind == "repair" else None
-        if repaired is not None:
-            event.selected_tool = repaired
-            event.tool_use = {**event.tool_use, "name": repaired.tool_name}
-            return False
-        text = action.feedback if action.kind == "retry" else action.reason
-        if text:
-            event.cancel_tool = text
-        return bool(text)
+        await self.registry.anotify(HookPoint.POST_TURN, PostTurnContext(turn=ctx.turn, response_text=text, run=ctx))
 
     async def before_tool_call(self, event: BeforeToolCallEvent) -> None:
-        """Settle an unknown tool, rewrite the tool input and gate the call; a denial cancels it with the reason."""
-        unknown = event.selected_tool is None and self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL)
-        if unknown and await self._invalid(event):
-            return
-        call, _ = self._tool_call(event)
-        verdict = await call.gate(event.tool_use["input"])  # the model's own value: a non-object is invalid
+        """Gate the call (``hookreg._lifecycle.gate``); a call that may not run is cancelled with the model's text."""
+        run = self._run(event.invocation_state)
+        use: ToolUse = event.tool_use
+        call_id, name = str(use["toolUseId"]), use["name"]
+        args: object = run.malformed.pop(call_id, use["input"])
+        specs = dict(run.specs)
+        if event.selected_tool is not None:
+            specs.setdefault(event.selected_tool.tool_name, event.selected_tool.tool_spec)
+        steps = gate(
+            self.registry,
+            run.state.run,
+            name,
+            call_id,
+            args,
+            known={*event.agent.tool_names, *([event.selected_tool.tool_name] if event.selected_tool else [])},
+            offered=run.offered,
+            validate=lambda tool, tool_args: _schema_error(specs.get(tool), tool_args),
+        )
+        verdict = await adrive(self.registry, steps)
         if not verdict.allowed:
-            event.cancel_tool = verdict.text
-        elif verdict.rewritten:
-            event.tool_use = {**event.tool_use, "input": dict(verdict.call.args)}
+            event.cancel_tool = verdict.text or _NOT_RUN
+            run.results[call_id] = event.cancel_tool
+            return
+        call = verdict.call
+        if call.tool_name != name or verdict.rewritten or call.args != args:
+            event.tool_use = cast("ToolUse", {**use, "name": call.tool_name, "input": dict(call.args)})
 
     async def after_tool_call(self, event: AfterToolCallEvent) -> None:
-        """Observe the outcome and rewrite the text the model reads (not for a cancelled call)."""
+        """Report the outcome and rewrite the text the model reads (not for a call the gate cancelled).
+
+        Raises:
+            StopRun: A hook stopped the run here (Strands turns an exception of
+                this callback into an error result and calls it again with it).
+        """
+        if isinstance(event.exception, StopRun):
+            raise event.exception
         if event.cancel_message is not None:
             return
-        call, args = self._tool_call(event)
-        text = _text(event.result["content"])
+        run = self._run(event.invocation_state)
+        use = event.tool_use
+        args = use["input"] if isinstance(use["input"], Mapping) else {}
+        call = ToolCallRequest(str(use["toolUseId"]), use["name"], args)
+        text = run.results[call.call_id] = _text(event.result["content"])
         ms = (event.duration or 0.0) * 1000
-        if event.exception is not None:
-            shown: object = await call.failed(args, event.exception, text, ms)
+        if event.exception is not None or event.result.get("status") == "error":
+            error = event.exception or ToolErrorResult(text)
+            steps = failed(self.registry, run.state.run, call, error, message=text, duration_ms=ms)
         else:
-            shown = await call.succeeded(args, text, ms)
-        if shown is not text:
-            event.result = _with_text(event.result, str(shown))
+            steps = succeeded(self.registry, run.state.run, call, text, presentation=text, duration_ms=ms)
+        shown = await adrive(self.registry, steps)
+        if shown != text:
+            run.results[call.call_id] = shown
+            event.result = cast("ToolResult", {**event.result, "content": [{"text": shown}]})
 
     async def after_invocation(self, event: AfterInvocationEvent) -> None:
-        """Gate stopping with ``stop`` (a deny resumes the agent), else end the session."""
-        state = self._state(event.invocation_state)
-        result = event.result
-        if result is not None and result.stop_reason in _COMPLETED and state.denied is None:
-            stop = StopContext(
-                response_text=_text(result.message["content"]), continuation_count=state.continuations, run=state.run
-            )
-            decision = await self.registry.adecide(HookPoint.STOP, stop)
-            if not decision.allowed:
-                state.continuations += 1
-                event.resume = _denial(decision)
+        """Ask ``stop`` when the agent finished (a deny resumes it), else end the session with its outcome.
+
+        Raises:
+            StopRun: A ``stop`` hook stopped the run.
+        """
+        run = event.invocation_state.get(_KEY)
+        if not isinstance(run, _Run):
+            return
+        result, turns = event.result, run.state.turns
+        if run.error is not None:
+            await self._end(event.invocation_state, outcome_for(run.error, turns), run.error)
+            return
+        if result is None:  # Strands ends the pass before its middleware sees why: the caller closed the stream
+            reason = "the invocation ended without a result or an error: the caller closed its stream"
+            await self._end(event.invocation_state, RunOutcome(status="cancelled", reason=reason, turns=turns), None)
+            return
+        if result.stop_reason in _COMPLETED:
+            try:
+                feedback = await adrive(self.registry, run.state.stop(_text(result.message["content"])))
+            except BaseException as error:
+                await self._end(event.invocation_state, outcome_for(error, turns), error)
+                raise
+            if feedback is not None:
+                event.resume = feedback
                 return
-        end = OnSessionEndContext(session_id=state.run.session_id, outcome=_outcome(event, state), run=state.run)
-        del event.invocation_state[_KEY]
-        await self.registry.anotify(HookPoint.ON_SESSION_END, end)
+            outcome = RunOutcome(status="completed", turns=turns)
+        elif result.stop_reason == "cancelled":
+            outcome = RunOutcome(status="cancelled", reason="cancelled by agent.cancel()", turns=turns)
+        else:
+            outcome = RunOutcome(status="stopped", reason=str(result.stop_reason), turns=turns)
+        await self._end(event.invocation_state, outcome, None)
