@@ -1,63 +1,106 @@
 """Drive an OpenAI Agents SDK run from a HookRegistry (``pip install 'hookreg[openai-agents]'``).
 
-Mapping (hookreg point → SDK mechanism):
+Mapping (hookreg point → SDK mechanism); every rule of the run contract
+(DESIGN §8) comes from `hookreg._lifecycle`, this module only translates the
+SDK's events:
 
-- Tool points → the invoker of each function tool copied by `guard_tool` / `guard_tools`.
-- ``on_session_start``, ``post_turn``, ``on_session_end`` → `RunHooks` (`HookregRunHooks`).
-- ``user_prompt_submit`` (first model call), ``pre_turn``, ``pre_model_call``,
-  ``model_select`` → ``RunConfig.call_model_input_filter``, installed by
-  `HookregRunHooks.run_config`. A deny raises `hookreg.StopRun` with its reason
-  before the model call (``on_session_end`` reports ``stopped``); an ``ask``
-  goes to ``on_interaction``. A `RequestPatch`'s ``preamble`` and
-  ``extra_context`` join the instructions; ``temperature``, ``max_tokens``,
-  ``tool_choice`` and ``additional_params`` (as ``extra_body``) become that
-  call's model settings; a ``model_select`` pick becomes that call's model (a
-  name in ``models`` maps to that model, any other goes to the run's model
-  provider). ``active_tools`` cannot apply: the SDK fixes the tools of a turn
-  before the filter runs.
+- Tool points (``invalid_tool_call`` for arguments that are not a JSON
+  object, then ``transform_tool_input`` → ``pre_tool_call_decide`` → an
+  ``ask`` through ``notification`` and ``on_interaction`` →
+  ``permission_denied``, or the outcome points) → the invoker of each
+  function tool guarded by `guard_tool` / `guard_tools`.
+- ``on_session_start``, ``user_prompt_submit``, ``pre_turn``,
+  ``pre_model_call``, ``model_select``, ``post_turn`` and ``on_session_end``
+  → `RunHooks` (`HookregRunHooks`), one state per run (keyed by the run's
+  usage object, which every hook and tool context of one run shares), so one
+  hooks object may serve many runs, also concurrently.
+- A `RequestPatch` and a ``model_select`` pick apply to the very model call
+  they were computed for, streamed or blocking: `HookregRunHooks.run_config`
+  installs a model-input filter that opens a slot for each call and a
+  `Model` that serves the call from it (the SDK resolves model and settings
+  *before* the filter when streaming, so the filter alone would apply them
+  one call late). ``preamble`` and ``extra_context`` join the instructions;
+  ``temperature``, ``max_tokens``, ``tool_choice`` and ``additional_params``
+  (as ``extra_body``) become that call's settings.
 - ``text_delta``, ``reasoning_delta``, ``tool_call_delta`` → the raw response
-  events of a streamed run, when the caller iterates
-  `HookregRunHooks.stream_events` instead of ``result.stream_events()``.
-- Not reachable: ``model_turn_finished`` and ``stop`` (``on_llm_end`` and
-  ``on_agent_end`` only observe; nothing can re-ask the model),
-  ``invalid_tool_call`` (the SDK answers unknown tools itself).
+  events of a streamed run iterated through `HookregRunHooks.stream_events`.
+- The entry points `HookregRunHooks.run` and `HookregRunHooks.run_streamed`
+  (with `HookregRunHooks.stream_events`) exist because the SDK calls no hook
+  when a run fails or is cancelled, and wraps an exception from a tool in its
+  own ``UserError``: only there can the adapter fire ``on_session_end`` with
+  ``failed`` / ``cancelled`` and hand the caller the very `StopRun` a hook
+  raised.
+
+Not reachable: ``active_tools`` (the SDK fixes the tools of a turn before any
+hook runs), ``model_turn_finished`` and ``stop`` (nothing can re-ask the
+model), ``invalid_tool_call`` for unknown tools (the SDK answers them
+itself), and the "not run" notices of a stopped batch (a stop ends the SDK's
+run with an exception: it returns no history).
 
 Example:
     >>> hooks = hookreg_run_hooks(registry)  # doctest: +SKIP
     >>> agent = Agent(name="a", tools=guard_tools([lookup], registry))  # doctest: +SKIP
-    >>> await Runner.run(agent, "hi", hooks=hooks, run_config=hooks.run_config())  # doctest: +SKIP
+    >>> await hooks.run(agent, "hi")  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import dataclasses
+import importlib.metadata
 import json
+import re
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from typing import Any, Final
 
 from hookreg._context import (
     Message,
     ModelSelectContext,
-    OnInteractionContext,
-    OnSessionEndContext,
-    OnSessionStartContext,
     PostTurnContext,
     PreModelCallContext,
-    PreTurnContext,
     ReasoningDeltaContext,
     RunContext,
     RunOutcome,
     TextDeltaContext,
     ToolCallDeltaContext,
-    UserPromptSubmitContext,
 )
-from hookreg._errors import HookTypeError, StopRun
+from hookreg._errors import HookTypeError, HookValueError, StopRun
+from hookreg._lifecycle import RunState, adrive
 from hookreg._points import HookPoint
-from hookreg._results import Decision, HookResult, RequestPatch
+from hookreg._results import RequestPatch
 from hookreg._surface import HookRegistry
 from hookreg.adapters import _missing_framework, _require_registry, _ToolCall
+
+__all__ = ["HookregRunHooks", "guard_tool", "guard_tools", "hookreg_run_hooks"]
+
+_MIN_VERSION: Final = (0, 23, 1)
+"""The oldest ``openai-agents`` release this adapter supports."""
+
+
+def _installed_version() -> str:
+    """The installed ``openai-agents`` version string (``""`` when it is not installed)."""
+    try:
+        return importlib.metadata.version("openai-agents")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def _require_version(installed: str) -> None:
+    """Raise `ImportError` naming the release needed when `installed` is older than `_MIN_VERSION`."""
+    parts = tuple(int(part) for part in re.findall(r"\d+", installed)[:3])
+    if installed and parts < _MIN_VERSION:
+        needed = ".".join(map(str, _MIN_VERSION))
+        msg = (
+            f"Cannot import hookreg.adapters.openai_agents: openai-agents {installed} is installed, "
+            f"and the adapter needs openai-agents>={needed}. Upgrade it with: pip install 'hookreg[openai-agents]'."
+        )
+        raise ImportError(msg, name="agents")
+
+
+_require_version(_installed_version())
 
 try:
     from agents import (
@@ -72,12 +115,14 @@ try:
         RunConfig,
         RunContextWrapper,
         RunHooks,
+        Runner,
+        RunResult,
         RunResultStreaming,
         StreamEvent,
         Tool,
+        Usage,
     )
     from agents.run_config import CallModelData, ModelInputData
-    from agents.tool import maybe_invoke_function_tool_failure_error_function, set_function_tool_failure_error_function
     from agents.tool_context import ToolContext
     from openai.types.responses import (
         ResponseFunctionCallArgumentsDeltaEvent,
@@ -90,25 +135,79 @@ try:
 except ImportError as _error:  # pragma: no cover - exercised by a test that hides the framework
     raise _missing_framework("openai_agents", "openai-agents", _error) from _error
 
-__all__ = ["HookregRunHooks", "guard_tool", "guard_tools", "hookreg_run_hooks"]
+
+# --- tools ----------------------------------------------------------------------------------
+
+_Formatter = Callable[[ToolContext[Any], Exception], Awaitable["str | None"]]
+
+
+def _raising_copy(tool: FunctionTool) -> tuple[FunctionTool, _Formatter]:
+    """A copy of `tool` whose invoker raises the tool's exceptions, and the tool's own error formatter.
+
+    The one use of SDK internals in this adapter, isolated here. To observe a
+    failure (``post_tool_call_failure``, ``on_tool_error``) the adapter needs
+    the exception, but a function tool's invoker turns it into the text of
+    the tool's ``failure_error_function`` and the SDK offers no public way to
+    read or unset that formatter on a built tool. ``copy.copy`` is the SDK's
+    supported way to copy a `FunctionTool` (``FunctionTool.__copy__`` rebinds
+    the invoker to the copy); ``set_function_tool_failure_error_function``
+    and ``maybe_invoke_function_tool_failure_error_function`` (``agents.tool``,
+    documented as internal) unset the copy's formatter and call the
+    original's. ``test_private_sdk_seam_still_holds`` fails loudly when the
+    SDK changes them.
+
+    Returns:
+        The raising copy, and ``formatter(ctx, error)``: the text the SDK
+        would show the model for `error` (``None`` when the tool was built
+        with ``failure_error_function=None``, i.e. asks errors to propagate).
+    """
+    from agents.tool import (  # noqa: PLC0415 -- internal names, imported only by this seam
+        maybe_invoke_function_tool_failure_error_function,
+        set_function_tool_failure_error_function,
+    )
+
+    raising = copy.copy(tool)
+    set_function_tool_failure_error_function(raising, None)
+
+    async def formatter(ctx: ToolContext[Any], error: Exception) -> str | None:
+        return await maybe_invoke_function_tool_failure_error_function(function_tool=tool, context=ctx, error=error)
+
+    return raising, formatter
+
+
+def _model_arguments(input_json: str) -> object:
+    """The model's tool arguments: the parsed JSON value, ``{}`` for no text, else the text itself."""
+    if not input_json.strip():
+        return {}
+    try:
+        return json.loads(input_json)
+    except ValueError:
+        return input_json
 
 
 def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
     """Return a copy of `tool` whose every call runs `registry`'s tool hooks.
 
     The SDK has no input-rewrite point and runs its own tool guardrails on the
-    model's raw arguments, so the copy wraps the tool's invoker instead:
-    ``transform_tool_input`` rewrites the parsed arguments,
-    ``pre_tool_call_decide`` gates the rewritten call (a deny, or a failing
-    gate, returns the reason as the tool output the model sees and the tool
-    never runs; an ``ask`` is answered by ``on_interaction``) and
-    ``permission_denied`` observes denials. An exception from the tool fires
+    model's raw arguments, so the copy wraps the tool's invoker and drives
+    the run contract's tool call (`hookreg._lifecycle.gate`): arguments that
+    are not a JSON object (malformed JSON, a list, a string) go to
+    ``invalid_tool_call`` with ``args={}`` and ``raw_args`` the parsed value
+    (the model's text when it is not JSON at all) and never reach the tool;
+    then ``transform_tool_input``, ``pre_tool_call_decide`` on the rewritten
+    call, an ``ask`` through ``notification`` and ``on_interaction``; a
+    non-allow result returns its text as the tool output the model sees and
+    the tool never runs. An exception from the tool fires
     ``post_tool_call_failure``, then ``on_tool_error`` chains over the text
     the tool's own ``failure_error_function`` would have shown (the SDK's
     default formatter unless the tool set one); a tool created with
     ``failure_error_function=None`` and no ``on_tool_error`` hook re-raises,
     as the SDK would. A result passes through ``transform_tool_result`` and
-    ``post_tool_call``. Each call gets a fresh detached `hookreg.RunContext`.
+    ``post_tool_call``. A `StopRun` from a hook ends the run's session as
+    ``stopped`` and propagates (the SDK wraps it in ``UserError``; the entry
+    points of `HookregRunHooks` unwrap it). A call inside a run driven by
+    `HookregRunHooks` gets that run's `hookreg.RunContext`, else a fresh
+    detached one.
 
     Args:
         tool: A function tool, e.g. from ``@function_tool``.
@@ -128,31 +227,35 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
             "Pass function tools, or use guard_tools() to leave hosted tools as they are."
         )
         raise HookTypeError(msg)
-    guarded = copy.copy(tool)
-    # The copy re-raises tool errors so the wrapper below can observe and rewrite them.
-    set_function_tool_failure_error_function(guarded, None)
+    guarded, formatter = _raising_copy(tool)
     invoke = guarded.on_invoke_tool
 
-    async def invoke_with_hooks(ctx: ToolContext[Any], input_json: str) -> Any:
-        call = _ToolCall(registry, RunContext(), tool.name, ctx.tool_call_id)
-        args: object = json.loads(input_json) if input_json.strip() else {}
-        verdict = await call.gate(args)
-        if not verdict.allowed:
-            return verdict.text
-        effective = verdict.call.args
-        started = time.perf_counter()
+    async def call_tool(ctx: ToolContext[Any], input_json: str) -> Any:
+        run = _RUNS.get(id(ctx.usage))
+        call = _ToolCall(registry, run.state.run if run else RunContext(), tool.name, ctx.tool_call_id)
         try:
-            raw = await invoke(ctx, json.dumps(dict(effective)) if verdict.rewritten else input_json)
-        except Exception as exc:
-            ms = (time.perf_counter() - started) * 1000
-            base = await maybe_invoke_function_tool_failure_error_function(function_tool=tool, context=ctx, error=exc)
-            message = await call.failed(effective, exc, base if base is not None else str(exc), ms)
-            if base is None and not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+            verdict = await call.gate(_model_arguments(input_json))
+            if not verdict.allowed:
+                return verdict.text
+            args = verdict.call.args
+            started = time.perf_counter()
+            try:
+                raw = await invoke(ctx, json.dumps(dict(args)) if verdict.rewritten else input_json)
+            except StopRun:
                 raise
-            return message
-        return await call.succeeded(effective, raw, (time.perf_counter() - started) * 1000)
+            except Exception as exc:
+                ms = (time.perf_counter() - started) * 1000
+                base = await formatter(ctx, exc)
+                if base is None and not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+                    raise
+                return await call.failed(args, exc, str(exc) if base is None else base, ms)
+            return await call.succeeded(args, raw, (time.perf_counter() - started) * 1000)
+        except StopRun as stop:
+            if run is not None:
+                await run.end_with(stop)
+            raise
 
-    guarded.on_invoke_tool = invoke_with_hooks
+    guarded.on_invoke_tool = call_tool
     return guarded
 
 
@@ -173,28 +276,156 @@ def guard_tools(tools: Iterable[Tool], registry: HookRegistry) -> list[Tool]:
     return [guard_tool(tool, registry) if isinstance(tool, FunctionTool) else tool for tool in tools]
 
 
+# --- per-run state ---------------------------------------------------------------------------
+
+
+class _Run:
+    """One SDK run as hookreg sees it: the shared `RunState` and whether its start ran."""
+
+    __slots__ = ("__weakref__", "hooks", "started", "state")
+
+    def __init__(self, hooks: HookregRunHooks, state: RunState) -> None:
+        self.hooks = hooks
+        self.state = state
+        self.started = False
+
+    async def end_with(self, error: BaseException) -> None:
+        """End the session with the outcome of `error` (once per run)."""
+        await adrive(self.state.registry, self.state.end_with(error))
+
+    async def end(self, outcome: RunOutcome) -> None:
+        """End the session with `outcome` (once per run)."""
+        await adrive(self.state.registry, self.state.end(outcome))
+
+
+_RUNS: dict[int, _Run] = {}
+"""Live runs by ``id(usage)``: every hook and tool context of one SDK run shares its `Usage` object."""
+
+
+class _Entry:
+    """What an entry point (`HookregRunHooks.run`) learns about the run it started."""
+
+    __slots__ = ("hooks", "run")
+
+    def __init__(self, hooks: HookregRunHooks) -> None:
+        self.hooks = hooks
+        self.run: _Run | None = None
+
+
+_ENTRY: contextvars.ContextVar[_Entry | None] = contextvars.ContextVar("hookreg_openai_entry", default=None)
+
+
+class _Call:
+    """One model call: opened by the model-input filter, filled by ``on_llm_start``, served by `_PatchedModel`.
+
+    The filter runs in the run's own task right before each model call, so a
+    context variable set there reaches ``on_llm_start`` (a child task) and the
+    model call that follow, and no other run.
+    """
+
+    __slots__ = ("agent", "claimed", "model", "patch", "selected")
+
+    def __init__(self, model: _PatchedModel, agent: Agent[Any]) -> None:
+        self.model = model
+        self.agent = agent
+        self.claimed = False
+        self.patch = RequestPatch()
+        self.selected: str | None = None
+
+
+_CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("hookreg_openai_call", default=None)
+
+
+# --- the model of each call ---------------------------------------------------------------------
+
+
+class _PatchedModel(Model):
+    """The run's `Model`: serves each call with the model and settings hooks chose for that very call."""
+
+    def __init__(self, base: RunConfig, models: Mapping[str, Model]) -> None:
+        self.base = base
+        self.models = models
+
+    def default_model(self, agent: Agent[Any]) -> Model:
+        """The model the SDK would call for `agent` under the run's own settings."""
+        target = self.base.model if self.base.model is not None else agent.model
+        return target if isinstance(target, Model) else self.base.model_provider.get_model(target)
+
+    def default_name(self, agent: Agent[Any]) -> str:
+        """The name ``model_select`` hooks see as ``default_model``."""
+        return _model_name(self.base.model if self.base.model is not None else agent.model)
+
+    def _serve(self, instructions: str | None, settings: ModelSettings) -> tuple[Model, str | None, ModelSettings]:
+        call = _CALL.get()
+        if call is None or call.model is not self:
+            msg = (
+                f"Cannot call the model through {self!r}: no model-input filter opened this call. "
+                "Pass the RunConfig that HookregRunHooks.run_config() returns, unchanged, to Runner.run."
+            )
+            raise HookValueError(msg, point=HookPoint.PRE_MODEL_CALL)
+        patch = call.patch
+        if call.selected is None:
+            model = self.default_model(call.agent)
+        else:
+            model = self.models.get(call.selected) or self.base.model_provider.get_model(call.selected)
+        texts = [patch.preamble or "", instructions or "", *(patch.extra_context or ())]
+        return model, "\n\n".join(t for t in texts if t) or None, _settings(patch, settings)
+
+    async def get_response(  # forwards the SDK's arguments, whatever its version
+        self,
+        system_instructions: str | None,
+        input: Any,
+        model_settings: ModelSettings,
+        *args: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
+        """Call the chosen model with this call's patch applied."""
+        model, instructions, settings = self._serve(system_instructions, model_settings)
+        return await model.get_response(instructions, input, settings, *args, **kwargs)
+
+    def stream_response(  # forwards the SDK's arguments, whatever its version
+        self,
+        system_instructions: str | None,
+        input: Any,
+        model_settings: ModelSettings,
+        *args: Any,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """Stream from the chosen model with this call's patch applied."""
+        model, instructions, settings = self._serve(system_instructions, model_settings)
+        return model.stream_response(instructions, input, settings, *args, **kwargs)
+
+
+# --- the run hooks ---------------------------------------------------------------------------------
+
+
 class HookregRunHooks(RunHooks[Any]):
-    """SDK run hooks firing hookreg's session, turn and model points; use a fresh one per run.
+    """SDK run hooks firing hookreg's session, turn and model points; one object may serve many runs.
 
-    ``on_session_start`` fires when the first agent starts (``goal`` is the
-    first user message's text), ``post_turn`` after every model response (its
-    text output), ``on_session_end`` with a ``completed`` outcome when an
-    agent produces the final output, or ``stopped`` when a hook stops the run
-    before a model call. The SDK calls no run hook when a run fails, so a
-    failed run fires no ``on_session_end``.
+    Each run gets its own `hookreg.RunContext` and lifecycle: ``on_session_start``
+    when its first agent starts (``goal`` is the first user message's text),
+    ``user_prompt_submit`` then, per model call, ``pre_turn`` (turns count
+    from 1 in every run, each with a fresh ``turn_scratchpad``),
+    ``pre_model_call`` and ``model_select`` before the call, ``post_turn``
+    after it. A deny (or an unanswered ``ask``) at ``user_prompt_submit`` or
+    ``pre_turn`` raises `hookreg.StopRun` with its reason before the model is
+    called. ``on_session_end`` fires exactly once per run: ``completed`` when
+    an agent produces the final output, ``stopped`` on a `StopRun`; the SDK
+    calls no hook when a run fails or is cancelled, so ``failed`` and
+    ``cancelled`` need the entry points `run` / `run_streamed` +
+    `stream_events`, which also hand the caller a tool hook's `StopRun`
+    instead of the SDK's ``UserError``.
 
-    ``user_prompt_submit``, ``pre_turn``, ``pre_model_call`` and
-    ``model_select`` need the model-input filter: pass
-    ``run_config=hooks.run_config()`` to the same ``Runner.run`` call.
+    Patches and ``model_select`` need `run_config` (the entry points install
+    it); without it a patch that changes anything raises `HookValueError`.
 
     Attributes:
         registry: The hooks to run.
         models: Models a ``model_select`` hook may pick by name.
-        run: The `hookreg.RunContext` of this run.
     """
 
     def __init__(self, registry: HookRegistry, *, models: Mapping[str, Model] | None = None) -> None:
-        """Fire `registry`'s hooks during one SDK run.
+        """Fire `registry`'s hooks during SDK runs.
 
         Args:
             registry: The hooks to run.
@@ -206,14 +437,111 @@ class HookregRunHooks(RunHooks[Any]):
         """
         self.registry: HookRegistry = _require_registry(registry, "HookregRunHooks")
         self.models: Mapping[str, Model] = dict(models or {})
-        self.run: RunContext = RunContext()
-        self._started = False
-        self._prompted = False
-        self._config: RunConfig | None = None
-        self._base: RunConfig | None = None
+
+    # --- entry points
+
+    async def run(
+        self, starting_agent: Agent[Any], input: Any, *, run_config: RunConfig | None = None, **kwargs: Any
+    ) -> RunResult:
+        """``Runner.run`` with these hooks and their `run_config`, ending the session on every path.
+
+        A run that raises fires ``on_session_end`` (``stopped`` for a
+        `StopRun`, ``failed`` for another exception, ``cancelled`` when the
+        task is cancelled) and re-raises; a `StopRun` the SDK wrapped in its
+        ``UserError`` (one raised in a tool hook) reaches the caller as the
+        same `StopRun` object.
+
+        Args:
+            starting_agent: The agent to run.
+            input: The user input (text or input items).
+            run_config: The run's own settings, see `run_config`.
+            **kwargs: Passed to ``Runner.run`` (``context``, ``max_turns``, ``session``...).
+
+        Returns:
+            The SDK's `RunResult`.
+        """
+        entry = _Entry(self)
+        config = self.run_config(run_config)
+        token = _ENTRY.set(entry)
+        try:
+            result = await Runner.run(starting_agent, input, hooks=self, run_config=config, **kwargs)
+        except BaseException as exc:
+            error = await _ended(entry, exc)
+            if error is exc:
+                raise
+            raise error  # noqa: B904 -- the hook's own StopRun; the SDK's wrapper stays as its context
+        finally:
+            _ENTRY.reset(token)
+        await _settle(entry, result)
+        return result
+
+    def run_streamed(
+        self, starting_agent: Agent[Any], input: Any, *, run_config: RunConfig | None = None, **kwargs: Any
+    ) -> RunResultStreaming:
+        """``Runner.run_streamed`` with these hooks and their `run_config`; iterate it with `stream_events`.
+
+        Args:
+            starting_agent: The agent to run.
+            input: The user input (text or input items).
+            run_config: The run's own settings, see `run_config`.
+            **kwargs: Passed to ``Runner.run_streamed``.
+
+        Returns:
+            The SDK's `RunResultStreaming`; `stream_events` ends the session on every path.
+        """
+        entry = _Entry(self)
+        config = self.run_config(run_config)
+        token = _ENTRY.set(entry)  # the run's task copies the context now
+        try:
+            result = Runner.run_streamed(starting_agent, input, hooks=self, run_config=config, **kwargs)
+        finally:
+            _ENTRY.reset(token)
+        _STREAMS[id(result)] = entry
+        weakref.finalize(result, _STREAMS.pop, id(result), None)
+        return result
+
+    async def stream_events(self, result: RunResultStreaming) -> AsyncIterator[StreamEvent]:
+        """Yield `result`'s stream events unchanged, firing the delta points for the model's raw deltas.
+
+        For a run started with `run_streamed`, the end of the stream also ends
+        the session (``completed``, or ``cancelled`` after ``result.cancel()``),
+        and an exception it raises ends it too (``stopped`` / ``failed``) and
+        reaches the caller unwrapped, as in `run`.
+
+        Args:
+            result: What ``Runner.run_streamed(..., hooks=self)`` returned.
+
+        Yields:
+            Every event of ``result.stream_events()``, in order.
+        """
+        entry = _STREAMS.get(id(result))
+        run = entry.run.state.run if entry is not None and entry.run is not None else RunContext()
+        texts: dict[str, str] = {}
+        calls: dict[str, tuple[str, str]] = {}
+        try:
+            async for event in result.stream_events():
+                if isinstance(event, RawResponsesStreamEvent):
+                    if entry is not None and entry.run is not None:
+                        run = entry.run.state.run
+                    await self._delta(dataclasses.replace(run, is_streaming=True), event.data, texts, calls)
+                yield event
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            error = exc if entry is None else await _ended(entry, exc)
+            if error is exc:
+                raise
+            raise error  # noqa: B904 -- the hook's own StopRun; the SDK's wrapper stays as its context
+        if entry is not None:
+            await _settle(entry, result)
 
     def run_config(self, base: RunConfig | None = None) -> RunConfig:
-        """Return a copy of `base` whose model-input filter fires the turn and model points.
+        """Return a copy of `base` that fires the turn and model points and applies their patches per call.
+
+        The copy's ``call_model_input_filter`` opens a slot for each model
+        call and its ``model`` serves the call with the model and settings the
+        hooks chose for it (the run's own ``model``, or the agent's, by
+        default). The returned config may be reused across runs.
 
         Args:
             base: The run's own settings; ``None`` for the SDK defaults. Its
@@ -233,76 +561,111 @@ class HookregRunHooks(RunHooks[Any]):
                 "instead."
             )
             raise HookTypeError(msg)
-        self._base = base
-        self._config = dataclasses.replace(base, call_model_input_filter=self.filter_model_input)
-        return self._config
+        model = _PatchedModel(base, self.models)
 
-    async def _settle(self, result: HookResult) -> HookResult:
-        if result.decision is not Decision.ASK:
-            return result
-        question = OnInteractionContext(question=result.reason, options=("allow", "deny"), tool_name=None, run=self.run)
-        return await self.registry.adecide(HookPoint.ON_INTERACTION, question)
+        def open_call(data: CallModelData[Any]) -> ModelInputData:
+            _CALL.set(_Call(model, data.agent))
+            return data.model_data
 
-    async def _stop(self, verdict: HookResult) -> None:
-        """End the session as stopped and raise `StopRun` when `verdict` is not an allow."""
-        if verdict.allowed:
-            return
-        outcome = RunOutcome(status="stopped", reason=verdict.reason, turns=self.run.turn)
-        end = OnSessionEndContext(session_id=self.run.session_id, outcome=outcome, run=self.run)
-        await self.registry.anotify(HookPoint.ON_SESSION_END, end)
-        raise StopRun(verdict.reason)
+        return dataclasses.replace(base, model=model, call_model_input_filter=open_call)
 
-    async def filter_model_input(self, data: CallModelData[Any]) -> ModelInputData:
-        """The ``call_model_input_filter``: fire the turn and model points before one model call."""
-        registry, model_input = self.registry, data.model_data
-        prompt = _first_user_text(model_input.input)
-        if not self._prompted:
-            self._prompted = True
-            submitted = UserPromptSubmitContext(content=prompt, run=self.run)
-            await self._stop(await self._settle(await registry.adecide(HookPoint.USER_PROMPT_SUBMIT, submitted)))
-        turn = self.run.turn + 1
-        pre = PreTurnContext(prompt=prompt, turn=turn, run=self.run)
-        await self._stop(await self._settle(await registry.adecide(HookPoint.PRE_TURN, pre)))
-        patch = RequestPatch()
-        if registry.has_hooks(HookPoint.PRE_MODEL_CALL):
-            ctx = PreModelCallContext(
-                prompt=prompt, history=_history(model_input.input), turn=turn, patch=patch, run=self.run
-            )
-            patch = await registry.atransform(HookPoint.PRE_MODEL_CALL, ctx)
-            texts = [patch.preamble or "", model_input.instructions or "", *(patch.extra_context or ())]
-            model_input = ModelInputData(
-                input=model_input.input, instructions="\n\n".join(t for t in texts if t) or None
-            )
-        if self._config is not None and self._base is not None:
-            self._config.model_settings = _settings(patch, self._base.model_settings)
-            self._config.model = self._base.model
-            if registry.has_hooks(HookPoint.MODEL_SELECT):
-                default = _model_name(self._base.model or data.agent.model)
-                select = ModelSelectContext(default_model=default, selected_model=default, patch=patch, run=self.run)
-                name = await registry.atransform(HookPoint.MODEL_SELECT, select)
-                if name != default:
-                    self._config.model = self.models.get(name) or name
-        return model_input
+    # --- SDK hooks
 
-    async def stream_events(self, result: RunResultStreaming) -> AsyncIterator[StreamEvent]:
-        """Yield `result`'s stream events unchanged, firing the delta points for the model's raw deltas.
+    def _run(self, usage: Usage, goal: Iterable[object], *, starting: bool = False) -> _Run:
+        """The state of the run `usage` belongs to, created (and claimed by an entry point) on first sight.
 
-        Args:
-            result: What ``Runner.run_streamed(..., hooks=self)`` returned.
-
-        Yields:
-            Every event of ``result.stream_events()``, in order.
+        A run that `starting` (an agent starts) finds ended is a new run on the
+        same SDK context (a resumed run state): it gets a fresh state.
         """
-        texts: dict[str, str] = {}
-        calls: dict[str, tuple[str, str]] = {}
-        async for event in result.stream_events():
-            if isinstance(event, RawResponsesStreamEvent):
-                await self._delta(event.data, texts, calls)
-            yield event
+        key = id(usage)
+        run = _RUNS.get(key)
+        if run is None or (starting and run.state.ended):
+            run = _Run(self, RunState(self.registry, RunContext(), _first_user_text(goal)))
+            entry = _ENTRY.get()
+            if entry is not None and entry.hooks is self and entry.run is None:
+                entry.run = run
+            _RUNS[key] = run
+            weakref.finalize(usage, _RUNS.pop, key, None)
+        return run
 
-    async def _delta(self, data: object, texts: dict[str, str], calls: dict[str, tuple[str, str]]) -> None:
+    async def on_agent_start(self, context: AgentHookContext[Any], agent: Agent[Any]) -> None:
+        """Track the run; name its agent."""
+        run = self._run(context.usage, context.turn_input, starting=True)
+        run.state.run = dataclasses.replace(run.state.run, agent_name=agent.name)
+
+    async def on_llm_start(
+        self,
+        context: RunContextWrapper[Any],
+        agent: Agent[Any],
+        system_prompt: str | None,
+        input_items: list[Any],
+    ) -> None:
+        """Before one model call: the run's start (once), ``pre_turn``, then the call's patch and model."""
+        run = self._run(context.usage, input_items)
+        call = _CALL.get()
+        if call is not None and call.claimed:
+            call = None  # a slot of an earlier call: this run has no hookreg filter
+        if call is not None:
+            call.claimed = True
+        state, registry = run.state, self.registry
+        try:
+            if not run.started:
+                run.started = True
+                if state.run.agent_name is None:
+                    state.run = dataclasses.replace(state.run, agent_name=agent.name)
+                await self._check(run, await adrive(registry, state.start()))
+            await self._check(run, await adrive(registry, state.turn()))
+            patch = RequestPatch()
+            if registry.has_hooks(HookPoint.PRE_MODEL_CALL):
+                ctx = PreModelCallContext(
+                    prompt=state.goal, history=_history(input_items), turn=state.turns, patch=patch, run=state.run
+                )
+                patch = await registry.atransform(HookPoint.PRE_MODEL_CALL, ctx)
+            selected: str | None = None
+            if registry.has_hooks(HookPoint.MODEL_SELECT):
+                default = call.model.default_name(agent) if call else _model_name(agent.model)
+                select = ModelSelectContext(default_model=default, selected_model=default, patch=patch, run=state.run)
+                name = await registry.atransform(HookPoint.MODEL_SELECT, select)
+                selected = None if name == default else name
+        except StopRun as stop:
+            await run.end_with(stop)
+            raise
+        if call is not None:
+            call.patch, call.selected = patch, selected
+        elif patch != RequestPatch() or selected is not None:
+            msg = (
+                f"Cannot apply {patch!r} (model {selected!r}) to this model call: the run has no hookreg "
+                "RunConfig. Start it with hooks.run(...), or pass run_config=hooks.run_config() to Runner.run."
+            )
+            raise HookValueError(msg, point=HookPoint.PRE_MODEL_CALL)
+
+    async def _check(self, run: _Run, outcome: RunOutcome | None) -> None:
+        """Stop the run when a run-level gate returned a ``stopped`` outcome."""
+        if outcome is not None:
+            await run.end(outcome)
+            raise StopRun(outcome.reason)
+
+    async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse) -> None:
+        """Fire ``post_turn`` with the response's text."""
+        run = self._run(context.usage, ())
+        if self.registry.has_hooks(HookPoint.POST_TURN):
+            text = "".join(ItemHelpers.extract_last_text(item) or "" for item in response.output)
+            post = PostTurnContext(turn=run.state.turns, response_text=text, run=run.state.run)
+            try:
+                await self.registry.anotify(HookPoint.POST_TURN, post)
+            except StopRun as stop:  # an observer may end the run too
+                await run.end_with(stop)
+                raise
+
+    async def on_agent_end(self, context: AgentHookContext[Any], agent: Agent[Any], output: Any) -> None:
+        """Fire ``on_session_end`` with a completed outcome."""
+        run = self._run(context.usage, ())
+        await run.end(RunOutcome(status="completed", turns=run.state.turns))
+
+    async def _delta(
+        self, run: RunContext, data: object, texts: dict[str, str], calls: dict[str, tuple[str, str]]
+    ) -> None:
         """Fire the delta point for one raw response event; `texts` and `calls` carry state across events."""
-        run = dataclasses.replace(self.run, is_streaming=True)
         if isinstance(data, ResponseOutputItemAddedEvent) and isinstance(data.item, ResponseFunctionToolCall):
             calls[data.item.id or data.item.call_id] = (data.item.call_id, data.item.name)
         elif isinstance(data, ResponseFunctionCallArgumentsDeltaEvent):
@@ -318,36 +681,40 @@ class HookregRunHooks(RunHooks[Any]):
             thought = ReasoningDeltaContext(delta=data.delta, aggregated=aggregated, run=run)
             await self.registry.anotify(HookPoint.REASONING_DELTA, thought)
 
-    async def on_agent_start(self, context: AgentHookContext[Any], agent: Agent[Any]) -> None:
-        """Fire ``on_session_start`` once, for the run's first agent."""
-        if self._started:
-            return
-        self._started = True
-        self.run = RunContext(run_id=self.run.run_id, agent_name=agent.name, scratchpad=self.run.scratchpad)
-        start = OnSessionStartContext(
-            session_id=self.run.session_id, goal=_first_user_text(context.turn_input), run=self.run
-        )
-        await self.registry.anotify(HookPoint.ON_SESSION_START, start)
 
-    async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse) -> None:
-        """Fire ``post_turn`` with the response's text."""
-        self.run = RunContext(
-            run_id=self.run.run_id,
-            session_id=self.run.session_id,
-            turn=self.run.turn + 1,
-            agent_name=agent.name,
-            scratchpad=self.run.scratchpad,
-        )
-        if self.registry.has_hooks(HookPoint.POST_TURN):
-            text = "".join(ItemHelpers.extract_last_text(item) or "" for item in response.output)
-            post = PostTurnContext(turn=self.run.turn, response_text=text, run=self.run)
-            await self.registry.anotify(HookPoint.POST_TURN, post)
+_STREAMS: dict[int, _Entry] = {}
+"""Streamed runs started by `HookregRunHooks.run_streamed`, by ``id(result)``, until their stream ends."""
 
-    async def on_agent_end(self, context: AgentHookContext[Any], agent: Agent[Any], output: Any) -> None:
-        """Fire ``on_session_end`` with a completed outcome."""
-        outcome = RunOutcome(status="completed", turns=self.run.turn)
-        end = OnSessionEndContext(session_id=self.run.session_id, outcome=outcome, run=self.run)
-        await self.registry.anotify(HookPoint.ON_SESSION_END, end)
+
+def _unwrapped(error: BaseException) -> BaseException:
+    """The `StopRun` behind `error` (the SDK wraps a tool's exception in ``UserError``), else `error`."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, StopRun):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__
+    return error
+
+
+async def _ended(entry: _Entry, error: BaseException) -> BaseException:
+    """End the entry's session for `error` (once) and return the exception the caller gets."""
+    error = _unwrapped(error)
+    if entry.run is not None:
+        await entry.run.end_with(error)
+    return error
+
+
+async def _settle(entry: _Entry, result: RunResult | RunResultStreaming) -> None:
+    """End the session of a run that returned: ``completed``, or ``cancelled`` when it has no final output."""
+    run = entry.run
+    if run is None or run.state.ended:
+        return
+    if result.final_output is None and not result.interruptions:
+        await run.end(RunOutcome(status="cancelled", reason="the run was cancelled", turns=run.state.turns))
+    else:
+        await run.end(RunOutcome(status="completed", turns=run.state.turns))
 
 
 def _first_user_text(items: Iterable[object]) -> str:
@@ -377,8 +744,8 @@ def _history(items: Iterable[object]) -> list[Message]:
     return history
 
 
-def _settings(patch: RequestPatch, base: ModelSettings | None) -> ModelSettings | None:
-    """The run's model settings with the patch's per-call settings laid over them."""
+def _settings(patch: RequestPatch, base: ModelSettings) -> ModelSettings:
+    """The call's model settings with the patch's per-call settings laid over them."""
     override = ModelSettings(
         temperature=patch.temperature,
         max_tokens=patch.max_tokens,
@@ -387,7 +754,7 @@ def _settings(patch: RequestPatch, base: ModelSettings | None) -> ModelSettings 
     )
     if override == ModelSettings():
         return base
-    return (base or ModelSettings()).resolve(override)
+    return base.resolve(override)
 
 
 def _model_name(model: object) -> str:
@@ -399,17 +766,14 @@ def _model_name(model: object) -> str:
 
 
 def hookreg_run_hooks(registry: HookRegistry, *, models: Mapping[str, Model] | None = None) -> HookregRunHooks:
-    """Return fresh run hooks for ``Runner.run(..., hooks=...)`` firing `registry`'s session, turn and model points.
-
-    Pass ``run_config=hooks.run_config()`` to the same run for ``user_prompt_submit``,
-    ``pre_turn``, ``pre_model_call`` and ``model_select``.
+    """Return run hooks firing `registry`'s session, turn and model points; start runs with ``hooks.run(...)``.
 
     Args:
         registry: The hooks to run.
         models: Models a ``model_select`` hook may pick by name.
 
     Returns:
-        A `HookregRunHooks` for one run.
+        A `HookregRunHooks`, reusable across runs.
 
     Raises:
         HookTypeError: `registry` is not a `HookRegistry`.
