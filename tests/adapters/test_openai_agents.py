@@ -3,23 +3,38 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
-from agents import Agent, FunctionTool, RunConfig, Runner, WebSearchTool, function_tool, set_tracing_disabled
+from agents import (
+    Agent,
+    FunctionTool,
+    Model,
+    ModelResponse,
+    RunConfig,
+    Runner,
+    WebSearchTool,
+    function_tool,
+    set_tracing_disabled,
+)
 from agents.testing import ScriptedModel, assistant_message, function_call
+from agents.tool_context import ToolContext
 from openai.types.responses import ResponseReasoningItem
 from openai.types.responses.response_reasoning_item import Summary
 
 from hookreg import (
+    HookPoint,
     HookRegistry,
     HookResult,
     HookTypeError,
+    InvalidToolCallContext,
     ModelSelectContext,
+    OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
     PostTurnContext,
@@ -27,12 +42,15 @@ from hookreg import (
     PreToolCallDecideContext,
     PreTurnContext,
     RequestPatch,
+    Scratchpad,
     StopRun,
     ToolCallDeltaContext,
     TransformToolResultContext,
 )
-from hookreg.adapters.openai_agents import HookregRunHooks, guard_tool, guard_tools, hookreg_run_hooks
-from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario
+from hookreg.adapters.openai_agents import HookregRunHooks, _raising_copy, guard_tool, guard_tools, hookreg_run_hooks
+from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario, echo
+
+_T = TypeVar("_T")
 
 
 @pytest.fixture(autouse=True)
@@ -60,9 +78,10 @@ def echo_tool(tool: Callable[..., str], *, raise_errors: bool = False) -> Functi
     return function_tool(echo, name_override=TOOL_NAME)
 
 
-def run_agent(registry: HookRegistry, function: FunctionTool, args: Mapping[str, object]) -> tuple[str, str]:
+def run_agent(registry: HookRegistry, function: FunctionTool, args: Mapping[str, object] | str) -> tuple[str, str]:
     """Run one agent whose scripted model calls echo with `args`; return the tool output it saw and the answer."""
-    model = ScriptedModel([[function_call(TOOL_NAME, dict(args), call_id="call-1")], [assistant_message("done")]])
+    arguments = args if isinstance(args, str) else dict(args)
+    model = ScriptedModel([[function_call(TOOL_NAME, arguments, call_id="call-1")], [assistant_message("done")]])
     agent = Agent(name="tester", model=model, tools=[guard_tool(function, registry)])
     result = asyncio.run(Runner.run(agent, "please echo", hooks=hookreg_run_hooks(registry)))
     outputs = [
@@ -340,3 +359,332 @@ def test_delta_points_fire_through_stream_events() -> None:
     assert tool_deltas == [("c1", TOOL_NAME, '{"text":"hi"}')]
     assert thoughts == [("thinking", "thinking")]
     assert texts == [("done", "done")]
+
+
+# --- the run contract (DESIGN §8) ---------------------------------------------------------------
+
+
+async def run_through(hooks: HookregRunHooks, agent: Agent[Any], prompt: str, *, streamed: bool) -> object:
+    """Run `agent` through the hooks' entry points, blocking or streamed; return the final output."""
+    if streamed:
+        result = hooks.run_streamed(agent, prompt)
+        async for _ in hooks.stream_events(result):
+            pass
+        return result.final_output
+    return (await hooks.run(agent, prompt)).final_output
+
+
+def tool_then_answer(call_id: str = "c1", text: str = "hi") -> ScriptedModel:
+    """A scripted model that calls echo once, then answers "done"."""
+    return ScriptedModel([[function_call(TOOL_NAME, {"text": text}, call_id=call_id)], [assistant_message("done")]])
+
+
+def record_ends(registry: HookRegistry) -> list[tuple[str, str]]:
+    """Record each on_session_end as (status, reason)."""
+    ends: list[tuple[str, str]] = []
+    registry.on_session_end(lambda ctx: ends.append((ctx.outcome.status, ctx.outcome.reason)))
+    return ends
+
+
+class HangingModel(Model):
+    """A model whose every call waits forever, after setting `started`."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        """Wait forever."""
+        self.started.set()
+        await asyncio.Event().wait()
+        raise AssertionError  # pragma: no cover - never reached
+
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """Wait forever before the first event."""
+        self.started.set()
+        await asyncio.Event().wait()
+        yield  # pragma: no cover - never reached
+
+
+def forced_none_reason() -> HookResult:
+    """A deny whose reason is None, forced past the constructor's check, as a hostile hook might build."""
+    result = HookResult.deny("x")
+    object.__setattr__(result, "reason", None)
+    return result
+
+
+@pytest.mark.parametrize("answer", ["gate", "interaction", "forced-none"])
+def test_a_deny_without_reason_never_runs_the_tool(answer: str) -> None:
+    """A deny with an empty reason, from a gate or an on_interaction answer, keeps the tool from running."""
+    registry = HookRegistry()
+    denied: list[object] = []
+    registry.permission_denied(denied.append)
+    if answer == "gate":
+        registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult.deny(""), name="quiet-gate")
+    elif answer == "forced-none":
+        registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: forced_none_reason(), name="quiet-gate")
+    else:
+        registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
+        registry.register(HookPoint.ON_INTERACTION, lambda ctx: HookResult.deny(""), name="quiet-gate")
+    tool = RecordingTool()
+    seen, answer_text = run_agent(registry, echo_tool(tool), {"text": "hi"})
+    assert tool.calls == []
+    assert "quiet-gate" in seen, seen
+    assert len(denied) == 1
+    assert answer_text == "done"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "raw"),
+    [('{"text": ', '{"text": '), ("[1, 2]", [1, 2]), ('"hi"', "hi")],
+    ids=["malformed", "list", "string"],
+)
+def test_arguments_that_are_not_an_object_reach_invalid_tool_call(arguments: str, raw: object) -> None:
+    """Malformed or non-object JSON arguments never reach the tool: invalid_tool_call sees them, the model reads why."""
+    tool = RecordingTool()
+    seen, answer = run_agent(HookRegistry(), echo_tool(tool), arguments)
+    assert (tool.calls, answer) == ([], "done")
+    assert "expected a JSON object" in seen, seen
+    registry = HookRegistry()
+    invalid: list[InvalidToolCallContext] = []
+    registry.invalid_tool_call(invalid.append)
+    seen, answer = run_agent(registry, echo_tool(tool), arguments)
+    assert (tool.calls, answer) == ([], "done")
+    assert [(ctx.tool_name, dict(ctx.args), ctx.raw_args) for ctx in invalid] == [(TOOL_NAME, {}, raw)]
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_a_patch_applies_to_the_call_it_was_computed_for(streamed: bool) -> None:
+    """pre_model_call settings and model_select reach the very model call they were computed for."""
+    registry = HookRegistry()
+    registry.pre_model_call(lambda ctx: RequestPatch(temperature=ctx.turn / 10, preamble=f"turn {ctx.turn}"))
+    registry.model_select(lambda ctx: "small" if ctx.run.turn == 2 else ctx.default_model)
+    big, small = tool_then_answer(), ScriptedModel([[assistant_message("small done")]])
+    big_tail = ScriptedModel()  # big must not be asked a second time
+    agent = Agent(name="tester", model=big, tools=guard_tools([echo_tool(RecordingTool())], registry))
+    hooks = hookreg_run_hooks(registry, models={"small": small, "unused": big_tail})
+
+    async def go() -> object:
+        if streamed:
+            result = Runner.run_streamed(agent, "go", hooks=hooks, run_config=hooks.run_config())
+            async for _ in result.stream_events():
+                pass
+            return result.final_output
+        return (await Runner.run(agent, "go", hooks=hooks, run_config=hooks.run_config())).final_output
+
+    assert asyncio.run(go()) == "small done"
+    assert [(c.model_settings.temperature, c.system_instructions) for c in big.calls] == [(0.1, "turn 1")]
+    assert [(c.model_settings.temperature, c.system_instructions) for c in small.calls] == [(0.2, "turn 2")]
+
+
+def test_a_patch_without_the_run_config_is_refused() -> None:
+    """A patch on a run started without the hooks' run config is an error, not silently dropped."""
+    registry = HookRegistry()
+    registry.pre_model_call(lambda ctx: RequestPatch(temperature=0.5))
+    agent = Agent(name="tester", model=answering())
+    with pytest.raises(ValueError, match=r"Cannot apply RequestPatch\(.*the run has no hookreg RunConfig"):
+        asyncio.run(Runner.run(agent, "hi", hooks=hookreg_run_hooks(registry)))
+
+
+def test_reused_hooks_gate_and_start_every_run() -> None:
+    """One hooks object reused for a second run fires on_session_start and user_prompt_submit again, with a new run."""
+    registry = HookRegistry()
+    starts: list[OnSessionStartContext] = []
+    registry.on_session_start(starts.append)
+    registry.user_prompt_submit(
+        lambda ctx: HookResult.deny("no secrets") if "secret" in ctx.content else HookResult.allow()
+    )
+    hooks = hookreg_run_hooks(registry)
+    first = asyncio.run(
+        Runner.run(Agent(name="a", model=answering()), "hello", hooks=hooks, run_config=hooks.run_config())
+    )
+    assert first.final_output == "ok"
+    model = answering()
+    with pytest.raises(StopRun, match="no secrets"):
+        asyncio.run(Runner.run(Agent(name="a", model=model), "a secret", hooks=hooks, run_config=hooks.run_config()))
+    assert model.calls == ()
+    assert [ctx.goal for ctx in starts] == ["hello", "a secret"]
+    assert starts[0].run.run_id != starts[1].run.run_id
+
+
+def test_concurrent_runs_on_one_hooks_object_keep_apart() -> None:
+    """Two runs gathered on one hooks object each get their own run, turns and tool contexts."""
+    registry = HookRegistry()
+    turns: list[tuple[str, str, int]] = []
+    tools: list[tuple[str, str]] = []
+
+    @registry.pre_turn
+    def record(ctx: PreTurnContext) -> HookResult:
+        turns.append((ctx.run.run_id, ctx.prompt, ctx.turn))
+        return HookResult.allow()
+
+    registry.post_tool_call(lambda ctx: tools.append((ctx.run.run_id, str(ctx.args["text"]))))
+    ends = record_ends(registry)
+    hooks = hookreg_run_hooks(registry)
+
+    async def both() -> list[object]:
+        agents_ = [
+            Agent(
+                name=name, model=tool_then_answer(text=name), tools=guard_tools([echo_tool(RecordingTool())], registry)
+            )
+            for name in ("one", "two")
+        ]
+        return list(await asyncio.gather(*(run_through(hooks, a, a.name, streamed=False) for a in agents_)))
+
+    assert asyncio.run(both()) == ["done", "done"]
+    runs = {prompt: run_id for run_id, prompt, _ in turns}
+    assert len(set(runs.values())) == 2
+    assert sorted((prompt, turn) for _, prompt, turn in turns) == [("one", 1), ("one", 2), ("two", 1), ("two", 2)]
+    assert all(runs[prompt] == run_id for run_id, prompt, _ in turns)
+    assert sorted(tools) == sorted([(runs["one"], "one"), (runs["two"], "two")])
+    assert ends == [("completed", ""), ("completed", "")]
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_stop_run_from_a_tool_hook_reaches_the_caller(streamed: bool) -> None:
+    """A StopRun raised by a tool hook reaches the caller as the same object; the session ends once, stopped."""
+    registry = HookRegistry()
+    stop = StopRun("enough for today")
+
+    @registry.pre_tool_call_decide
+    def halt(ctx: PreToolCallDecideContext) -> HookResult:
+        raise stop
+
+    ends = record_ends(registry)
+    tool = RecordingTool()
+    agent = Agent(name="tester", model=tool_then_answer(), tools=guard_tools([echo_tool(tool)], registry))
+    with pytest.raises(StopRun) as caught:
+        asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=streamed))
+    assert caught.value is stop
+    assert tool.calls == []
+    assert ends == [("stopped", "enough for today")]
+
+
+def test_stop_run_from_a_tool_hook_ends_the_session_without_the_entry_point() -> None:
+    """Run straight through Runner.run, a tool hook's StopRun still ends the session once, as stopped."""
+    registry = HookRegistry()
+    registry.post_tool_call(lambda ctx: (_ for _ in ()).throw(StopRun("seen enough")))
+    ends = record_ends(registry)
+    hooks = hookreg_run_hooks(registry)
+    agent = Agent(name="tester", model=tool_then_answer(), tools=guard_tools([echo_tool(RecordingTool())], registry))
+    with pytest.raises(Exception, match="seen enough"):
+        asyncio.run(Runner.run(agent, "go", hooks=hooks, run_config=hooks.run_config()))
+    assert ends == [("stopped", "seen enough")]
+
+
+def failing_tool() -> FunctionTool:
+    """An echo tool that always raises and asks the SDK to let the error propagate."""
+    return echo_tool(lambda **kwargs: echo("fail"), raise_errors=True)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+@pytest.mark.parametrize("path", ["completed", "model-error", "tool-error", "stop", "cancelled"])
+def test_the_session_ends_exactly_once_on_every_path(path: str, streamed: bool) -> None:
+    """on_session_end fires once, with the status of how the run ended, whatever ended it."""
+    registry = HookRegistry()
+    ends = record_ends(registry)
+    hooks = hookreg_run_hooks(registry)
+    model: Model = answering()
+    tools: list[FunctionTool] = []
+    if path == "model-error":
+        model = ScriptedModel([RuntimeError("model down")])
+    elif path == "tool-error":
+        model, tools = tool_then_answer(text="fail"), [failing_tool()]
+    elif path == "stop":
+        registry.pre_turn(lambda ctx: (_ for _ in ()).throw(StopRun("halt")))
+    elif path == "cancelled":
+        model = HangingModel()
+    agent = Agent(name="tester", model=model, tools=guard_tools(tools, registry))
+
+    async def go() -> None:
+        task = asyncio.create_task(run_through(hooks, agent, "go", streamed=streamed))
+        if isinstance(model, HangingModel):
+            await model.started.wait()
+            task.cancel()
+        await task
+
+    expected = {"completed": None, "model-error": RuntimeError, "tool-error": Exception, "stop": StopRun}
+    if path == "completed":
+        asyncio.run(go())
+    else:
+        with pytest.raises(expected.get(path) or asyncio.CancelledError):
+            asyncio.run(go())
+    status = {"model-error": "failed", "tool-error": "failed", "stop": "stopped"}.get(path, path)
+    assert [end[0] for end in ends] == [status]
+
+
+@pytest.mark.parametrize("point", ["user_prompt_submit", "pre_turn", "pre_tool_call_decide"])
+def test_an_ask_notifies_then_goes_to_on_interaction(point: str) -> None:
+    """A run-level or tool ask fires notification, then on_interaction; the approved run goes on."""
+    registry = HookRegistry()
+    events: list[str] = []
+    registry.register(HookPoint(point), lambda ctx: HookResult.ask("may I?"))
+    registry.notification(lambda ctx: events.append(f"notification: {ctx.message}"))
+
+    @registry.on_interaction
+    def approve(ctx: OnInteractionContext) -> HookResult:
+        events.append(f"on_interaction: {ctx.question}")
+        return HookResult.allow()
+
+    tool = RecordingTool()
+    agent = Agent(name="tester", model=tool_then_answer(), tools=guard_tools([echo_tool(tool)], registry))
+    assert asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=False)) == "done"
+    assert tool.calls == [{"text": "hi"}]
+    asks = 1 if point == "user_prompt_submit" else 2 if point == "pre_turn" else 1
+    assert len(events) == 2 * asks
+    assert events[0].startswith("notification:")
+    assert "may I?" in events[0]
+    assert events[1] == "on_interaction: may I?"
+
+
+def test_turns_count_from_one_in_every_run_with_a_fresh_turn_scratchpad() -> None:
+    """Every run counts turns from 1; each turn gets a fresh turn scratchpad over the run's scratchpad."""
+    registry = HookRegistry()
+    seen: list[tuple[int, Scratchpad, Scratchpad]] = []
+
+    @registry.pre_turn
+    def record(ctx: PreTurnContext) -> HookResult:
+        seen.append((ctx.turn, ctx.run.turn_scratchpad, ctx.run.scratchpad))
+        return HookResult.allow()
+
+    tool_turns: list[int] = []
+    registry.post_tool_call(lambda ctx: tool_turns.append(ctx.run.turn))
+    hooks = hookreg_run_hooks(registry)
+    for _ in range(2):
+        agent = Agent(
+            name="tester", model=tool_then_answer(), tools=guard_tools([echo_tool(RecordingTool())], registry)
+        )
+        assert asyncio.run(run_through(hooks, agent, "go", streamed=False)) == "done"
+    assert [turn for turn, _, _ in seen] == [1, 2, 1, 2]
+    assert len({id(pad) for _, pad, _ in seen}) == 4  # the list keeps every pad alive: ids are distinct objects
+    assert seen[0][2] is seen[1][2]
+    assert seen[2][2] is seen[3][2]
+    assert seen[1][2] is not seen[2][2]
+    assert tool_turns == [1, 1]
+
+
+def test_too_old_an_sdk_names_the_version_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing the adapter over an openai-agents older than its floor raises ImportError naming the floor."""
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.2.0")
+    monkeypatch.delitem(sys.modules, "hookreg.adapters.openai_agents")
+    with pytest.raises(ImportError, match=r"openai-agents 0\.2\.0 is installed.*needs openai-agents>=0\.23\.1"):
+        importlib.import_module("hookreg.adapters.openai_agents")
+
+
+async def settle(awaitable: Awaitable[_T]) -> _T:
+    """Await `awaitable` (so asyncio.run can take any awaitable)."""
+    return await awaitable
+
+
+def test_private_sdk_seam_still_holds() -> None:
+    """The one use of SDK internals: the copy raises the tool's error, the formatter gives the SDK's own text."""
+    function = echo_tool(RecordingTool())
+    raising, formatter = _raising_copy(function)
+    context = ToolContext(context=None, tool_name=TOOL_NAME, tool_call_id="c1", tool_arguments='{"text": "fail"}')
+    with pytest.raises(RuntimeError, match="echo failed"):
+        asyncio.run(settle(raising.on_invoke_tool(context, '{"text": "fail"}')))
+    text = asyncio.run(settle(formatter(context, RuntimeError("echo failed"))))
+    assert text is not None
+    assert text.startswith("An error occurred while running the tool.")
+    assert asyncio.run(settle(function.on_invoke_tool(context, '{"text": "fail"}'))) == text
+    _, silent_formatter = _raising_copy(failing_tool())
+    assert asyncio.run(settle(silent_formatter(context, RuntimeError("x")))) is None
