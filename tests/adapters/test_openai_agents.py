@@ -597,8 +597,10 @@ def test_the_session_ends_exactly_once_on_every_path(path: str, streamed: bool) 
 
     async def go() -> None:
         task = asyncio.create_task(run_through(hooks, agent, "go", streamed=streamed))
-        if isinstance(model, HangingModel):
-            await model.started.wait()
+        if isinstance(model, HangingModel):  # cancel once the model is called (or the run failed before)
+            started = asyncio.create_task(model.started.wait())
+            await asyncio.wait([task, started], return_when=asyncio.FIRST_COMPLETED)
+            started.cancel()
             task.cancel()
         await task
 
