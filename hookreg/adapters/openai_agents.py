@@ -76,7 +76,7 @@ from hookreg.adapters import _missing_framework, _require_registry, _ToolCall
 
 __all__ = ["HookregRunHooks", "guard_tool", "guard_tools", "hookreg_run_hooks"]
 
-_MIN_VERSION: Final = (0, 23, 1)
+_MIN_VERSION: Final = (0, 21, 0)
 """The oldest ``openai-agents`` release this adapter supports."""
 
 
