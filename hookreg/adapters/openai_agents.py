@@ -122,6 +122,7 @@ try:
         Tool,
         Usage,
     )
+    from agents.models import get_default_model_settings
     from agents.run_config import CallModelData, ModelInputData
     from agents.tool_context import ToolContext
     from openai.types.responses import (
@@ -368,6 +369,12 @@ class _PatchedModel(Model):
             model = self.default_model(call.agent)
         else:
             model = self.models.get(call.selected) or self.base.model_provider.get_model(call.selected)
+        agent = call.agent
+        if agent.model_settings == _implicit_settings(agent.model):
+            # The SDK lays the default settings of the model it resolves (a gpt-5's reasoning effort) under
+            # the run's; it skips that for a Model object such as this one, so they are laid here.
+            chosen = call.selected or (self.base.model if self.base.model is not None else agent.model)
+            settings = _implicit_settings(chosen).resolve(settings)
         texts = [patch.preamble or "", instructions or "", *(patch.extra_context or ())]
         return model, "\n\n".join(t for t in texts if t) or None, _settings(patch, settings)
 
@@ -755,6 +762,11 @@ def _settings(patch: RequestPatch, base: ModelSettings) -> ModelSettings:
     if override == ModelSettings():
         return base
     return base.resolve(override)
+
+
+def _implicit_settings(model: str | Model | None) -> ModelSettings:
+    """The settings the SDK implies for `model`: a named model's defaults, none for a `Model` object."""
+    return ModelSettings() if isinstance(model, Model) else get_default_model_settings(model)
 
 
 def _model_name(model: object) -> str:

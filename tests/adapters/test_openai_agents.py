@@ -15,6 +15,7 @@ from agents import (
     Agent,
     FunctionTool,
     Model,
+    ModelProvider,
     ModelResponse,
     RunConfig,
     Runner,
@@ -692,3 +693,29 @@ def test_private_sdk_seam_still_holds() -> None:
     assert asyncio.run(settle(function.on_invoke_tool(context, '{"text": "fail"}'))) == text
     _, silent_formatter = _raising_copy(failing_tool())
     assert asyncio.run(settle(silent_formatter(context, RuntimeError("x")))) is None
+
+
+class OneModelProvider(ModelProvider):
+    """A provider serving every model name from one scripted model."""
+
+    def __init__(self, model: ScriptedModel) -> None:
+        self.model = model
+
+    def get_model(self, model_name: str | None) -> Model:
+        """Return the scripted model, whatever the name."""
+        return self.model
+
+
+def test_a_named_model_keeps_the_sdk_default_settings() -> None:
+    """Under hookreg's run config a model named by string gets the same default settings as in a plain SDK run."""
+    plain, hooked = answering(), answering()
+    asyncio.run(
+        Runner.run(Agent(name="a", model="gpt-5"), "hi", run_config=RunConfig(model_provider=OneModelProvider(plain)))
+    )
+    hooks = hookreg_run_hooks(HookRegistry())
+    asyncio.run(
+        hooks.run(Agent(name="a", model="gpt-5"), "hi", run_config=RunConfig(model_provider=OneModelProvider(hooked)))
+    )
+    (plain_call,), (hooked_call,) = plain.calls, hooked.calls
+    assert plain_call.model_settings.reasoning is not None
+    assert hooked_call.model_settings == plain_call.model_settings
