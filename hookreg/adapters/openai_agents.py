@@ -59,6 +59,7 @@ from typing import Any, Final
 from hookreg._context import (
     Message,
     ModelSelectContext,
+    ModelTurnFinishedContext,
     PostTurnContext,
     PreModelCallContext,
     ReasoningDeltaContext,
@@ -66,13 +67,14 @@ from hookreg._context import (
     RunOutcome,
     TextDeltaContext,
     ToolCallDeltaContext,
+    ToolCallRequest,
 )
 from hookreg._errors import HookTypeError, HookValueError, StopRun
 from hookreg._lifecycle import RunState, adrive
 from hookreg._points import HookPoint
-from hookreg._results import RequestPatch
+from hookreg._results import FinishReason, RequestPatch, TurnAction
 from hookreg._surface import HookRegistry
-from hookreg.adapters import _missing_framework, _require_registry, _ToolCall
+from hookreg.adapters import _missing_framework, _refused_retry, _require_registry, _ToolCall
 
 __all__ = ["HookregRunHooks", "guard_tool", "guard_tools", "hookreg_run_hooks"]
 
@@ -324,12 +326,13 @@ class _Call:
     model call that follow, and no other run.
     """
 
-    __slots__ = ("agent", "claimed", "model", "patch", "selected")
+    __slots__ = ("agent", "claimed", "model", "patch", "run", "selected")
 
     def __init__(self, model: _PatchedModel, agent: Agent[Any]) -> None:
         self.model = model
         self.agent = agent
         self.claimed = False
+        self.run: _Run | None = None
         self.patch = RequestPatch()
         self.selected: str | None = None
 
@@ -356,7 +359,9 @@ class _PatchedModel(Model):
         """The name ``model_select`` hooks see as ``default_model``."""
         return _model_name(self.base.model if self.base.model is not None else agent.model)
 
-    def _serve(self, instructions: str | None, settings: ModelSettings) -> tuple[Model, str | None, ModelSettings]:
+    def _serve(
+        self, instructions: str | None, settings: ModelSettings
+    ) -> tuple[_Call, Model, str | None, ModelSettings]:
         call = _CALL.get()
         if call is None or call.model is not self:
             msg = (
@@ -376,7 +381,7 @@ class _PatchedModel(Model):
             chosen = call.selected or (self.base.model if self.base.model is not None else agent.model)
             settings = _implicit_settings(chosen).resolve(settings)
         texts = [patch.preamble or "", instructions or "", *(patch.extra_context or ())]
-        return model, "\n\n".join(t for t in texts if t) or None, _settings(patch, settings)
+        return call, model, "\n\n".join(t for t in texts if t) or None, _settings(patch, settings)
 
     async def get_response(  # forwards the SDK's arguments, whatever its version
         self,
@@ -386,9 +391,19 @@ class _PatchedModel(Model):
         *args: Any,
         **kwargs: Any,
     ) -> ModelResponse:
-        """Call the chosen model with this call's patch applied."""
-        model, instructions, settings = self._serve(system_instructions, model_settings)
-        return await model.get_response(instructions, input, settings, *args, **kwargs)
+        """Call the chosen model with this call's patch applied; ``model_turn_finished`` may ask again."""
+        call, model, instructions, settings = self._serve(system_instructions, model_settings)
+        while True:
+            response = await model.get_response(instructions, input, settings, *args, **kwargs)
+            answer = _Answer(
+                output=response.output, usage=response.usage, message_id=response.response_id, model=_model_name(model)
+            )
+            action = await _turn_finished(call, answer, settings)
+            if action.kind == "continue":
+                return response
+            if action.kind == "feedback":
+                feedback = {"role": "user", "content": action.feedback or ""}
+                input = [*ItemHelpers.input_to_new_input_list(input), *response.to_input_items(), feedback]
 
     def stream_response(  # forwards the SDK's arguments, whatever its version
         self,
@@ -398,9 +413,104 @@ class _PatchedModel(Model):
         *args: Any,
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
-        """Stream from the chosen model with this call's patch applied."""
-        model, instructions, settings = self._serve(system_instructions, model_settings)
-        return model.stream_response(instructions, input, settings, *args, **kwargs)
+        """Stream from the chosen model with this call's patch applied; ``model_turn_finished`` observes the end."""
+        call, model, instructions, settings = self._serve(system_instructions, model_settings)
+        return _streamed(call, model.stream_response(instructions, input, settings, *args, **kwargs), settings)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class _Answer:
+    """What one model call answered, as the SDK exposes it (a blocking call has no status: no finish reason)."""
+
+    output: list[Any]
+    usage: Any
+    message_id: str | None
+    model: str | None
+    status: str | None = None
+    reason: str | None = None
+
+
+async def _streamed(call: _Call, events: AsyncIterator[Any], settings: ModelSettings) -> AsyncIterator[Any]:
+    """`events`, firing ``model_turn_finished`` at the response's terminal event before passing it on."""
+    async for event in events:
+        response = getattr(event, "response", None)
+        if getattr(event, "type", None) in _TERMINAL_EVENTS and response is not None:
+            incomplete = getattr(response, "incomplete_details", None)
+            answer = _Answer(
+                output=list(response.output),
+                usage=response.usage,
+                message_id=response.id,
+                model=response.model,
+                status=response.status,
+                reason=getattr(incomplete, "reason", None),
+            )
+            action = await _turn_finished(call, answer, settings)
+            if action.kind != "continue":
+                msg = (
+                    f"Cannot {action.kind} turn {call.run.state.turns if call.run else 0} of a streamed OpenAI Agents "
+                    f"run as hook {action.decided_by!r} asked: its events already reached the caller. Return "
+                    "TurnAction.continue_run() in streamed runs, or run blocking (hooks.run) to ask again."
+                )
+                raise HookValueError(msg, point=HookPoint.MODEL_TURN_FINISHED)
+        yield event
+
+
+_TERMINAL_EVENTS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+
+async def _turn_finished(call: _Call, answer: _Answer, settings: ModelSettings) -> TurnAction:
+    """Fire ``model_turn_finished`` for one answer; return what to do (continue when nobody listens)."""
+    run = call.run
+    if run is None or not run.hooks.registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):
+        return TurnAction.continue_run()
+    calls = [item for item in answer.output if isinstance(item, ResponseFunctionToolCall)]
+    requests = [ToolCallRequest(item.call_id, item.name, _object_or_empty(item.arguments)) for item in calls]
+    finish, raw = _finish_reason(answer.status, answer.reason, bool(requests))
+    usage = answer.usage
+    ctx = ModelTurnFinishedContext(
+        turn=run.state.turns,
+        text="".join(ItemHelpers.extract_last_text(item) or "" for item in answer.output),
+        tool_calls=requests,
+        finish_reason=finish,
+        raw_finish_reason=raw,
+        message_id=answer.message_id,
+        model=answer.model,
+        max_tokens=settings.max_tokens,
+        usage={
+            "input_tokens": int(getattr(usage, "input_tokens", 0) or 0),
+            "output_tokens": int(getattr(usage, "output_tokens", 0) or 0),
+            "total_tokens": int(getattr(usage, "total_tokens", 0) or 0),
+        },
+        run=run.state.run,
+    )
+    try:
+        action = await run.hooks.registry.adecide(HookPoint.MODEL_TURN_FINISHED, ctx)
+    except StopRun as stop:
+        await run.end_with(stop)
+        raise
+    if action.kind != "continue" and requests:
+        raise _refused_retry(run.state.turns, action.decided_by, [r.tool_name for r in requests])
+    return action
+
+
+def _finish_reason(status: str | None, reason: str | None, has_calls: bool) -> tuple[FinishReason | None, str | None]:
+    """The Responses API's ending as a `FinishReason` and the API's own word for it.
+
+    An incomplete response names its reason (``max_output_tokens``,
+    ``content_filter``); a ``completed`` one ended on tool calls when it
+    carries some, else on a stop. A blocking call exposes neither: ``None``.
+    """
+    if reason:
+        return FinishReason.from_raw(reason), reason
+    if status == "completed":
+        return (FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP), status
+    return FinishReason.from_raw(status), status
+
+
+def _object_or_empty(arguments: str) -> Mapping[str, object]:
+    """A tool call's arguments as a mapping: ``{}`` when they are not a JSON object."""
+    parsed = _model_arguments(arguments)
+    return parsed if isinstance(parsed, Mapping) else {}
 
 
 # --- the run hooks ---------------------------------------------------------------------------------
@@ -638,7 +748,7 @@ class HookregRunHooks(RunHooks[Any]):
             await run.end_with(stop)
             raise
         if call is not None:
-            call.patch, call.selected = patch, selected
+            call.patch, call.selected, call.run = patch, selected, run
         elif patch != RequestPatch() or selected is not None:
             msg = (
                 f"Cannot apply {patch!r} (model {selected!r}) to this model call: the run has no hookreg "

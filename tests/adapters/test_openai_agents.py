@@ -25,16 +25,19 @@ from agents import (
 )
 from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
-from openai.types.responses import ResponseReasoningItem
+from openai.types.responses import ResponseCompletedEvent, ResponseReasoningItem
+from openai.types.responses.response import IncompleteDetails
 from openai.types.responses.response_reasoning_item import Summary
 
 from hookreg import (
+    FinishReason,
     HookPoint,
     HookRegistry,
     HookResult,
     HookTypeError,
     InvalidToolCallContext,
     ModelSelectContext,
+    ModelTurnFinishedContext,
     OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
@@ -47,6 +50,7 @@ from hookreg import (
     StopRun,
     ToolCallDeltaContext,
     TransformToolResultContext,
+    TurnAction,
 )
 from hookreg.adapters.openai_agents import HookregRunHooks, _raising_copy, guard_tool, guard_tools, hookreg_run_hooks
 from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario, echo
@@ -719,3 +723,94 @@ def test_a_named_model_keeps_the_sdk_default_settings() -> None:
     (plain_call,), (hooked_call,) = plain.calls, hooked.calls
     assert plain_call.model_settings.reasoning is not None
     assert hooked_call.model_settings == plain_call.model_settings
+
+
+def record_turns(registry: HookRegistry, action: TurnAction | None = None) -> list[ModelTurnFinishedContext]:
+    """Record each model_turn_finished context; answer `action` once, then continue."""
+    seen: list[ModelTurnFinishedContext] = []
+
+    @registry.model_turn_finished
+    def record(ctx: ModelTurnFinishedContext) -> TurnAction:
+        seen.append(ctx)
+        return action if action is not None and len(seen) == 1 else TurnAction.continue_run()
+
+    return seen
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_model_turn_finished_sees_each_answer(streamed: bool) -> None:
+    """model_turn_finished sees every answer with its tool calls, finish reason (raw kept), message id and model."""
+    registry = HookRegistry()
+    seen = record_turns(registry)
+    agent = Agent(name="tester", model=tool_then_answer(), tools=guard_tools([echo_tool(RecordingTool())], registry))
+    assert asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=streamed)) == "done"
+    assert [(ctx.turn, ctx.text, [c.tool_name for c in ctx.tool_calls]) for ctx in seen] == [
+        (1, "", [TOOL_NAME]),
+        (2, "done", []),
+    ]
+    assert dict(seen[0].tool_calls[0].args) == {"text": "hi"}
+    if streamed:  # the Responses stream says how each answer ended, which response it was and which model
+        assert [(ctx.finish_reason, ctx.raw_finish_reason) for ctx in seen] == [
+            (FinishReason.TOOL_CALLS, "completed"),
+            (FinishReason.STOP, "completed"),
+        ]
+        assert all(ctx.message_id and ctx.model == "scripted-model" for ctx in seen)
+    else:  # a blocking ModelResponse carries no finish reason; the model is the one hookreg called
+        assert [(ctx.finish_reason, ctx.raw_finish_reason, ctx.model) for ctx in seen] == [
+            (None, None, "ScriptedModel"),
+            (None, None, "ScriptedModel"),
+        ]
+
+
+class FilteredModel(ScriptedModel):
+    """A scripted model whose streamed answers end incomplete, cut by a content filter."""
+
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """Stream the scripted answer, its terminal response marked incomplete (content_filter)."""
+        async for event in super().stream_response(*args, **kwargs):
+            if isinstance(event, ResponseCompletedEvent):
+                cut = event.response.model_copy(
+                    update={"status": "incomplete", "incomplete_details": IncompleteDetails(reason="content_filter")}
+                )
+                event = event.model_copy(update={"response": cut})  # noqa: PLW2901 -- the altered event
+            yield event
+
+
+def test_an_incomplete_streamed_answer_maps_its_reason() -> None:
+    """An answer cut by the provider's filter maps to CONTENT_FILTER and keeps the API's spelling."""
+    registry = HookRegistry()
+    seen = record_turns(registry)
+    agent = Agent(name="tester", model=FilteredModel([[assistant_message("partial")]]))
+    asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=True))
+    assert [(ctx.finish_reason, ctx.raw_finish_reason) for ctx in seen] == [
+        (FinishReason.CONTENT_FILTER, "content_filter")
+    ]
+
+
+def test_feedback_asks_the_model_again_in_a_blocking_run() -> None:
+    """retry_with_feedback keeps the rejected answer, appends the feedback, and asks the model again."""
+    registry = HookRegistry()
+    seen = record_turns(registry, TurnAction.retry_with_feedback("say please"))
+    model = ScriptedModel([[assistant_message("no")], [assistant_message("please")]])
+    assert asyncio.run(
+        run_through(hookreg_run_hooks(registry), Agent(name="a", model=model), "go", streamed=False)
+    ) == ("please")
+    assert [ctx.text for ctx in seen] == ["no", "please"]
+    second = model.calls[1].input
+    assert isinstance(second, list)
+    assert second[-1] == {"role": "user", "content": "say please"}
+    assert any(item.get("role") == "assistant" for item in second if isinstance(item, dict))
+
+
+def test_a_retry_that_cannot_be_honoured_is_refused() -> None:
+    """A retry of a streamed answer, or of an answer carrying tool calls, raises instead of dropping anything."""
+    registry = HookRegistry()
+    record_turns(registry, TurnAction.repeat())
+    model = ScriptedModel([[assistant_message("no")]])
+    with pytest.raises(ValueError, match="Cannot repeat turn 1 of a streamed OpenAI Agents run"):
+        asyncio.run(run_through(hookreg_run_hooks(registry), Agent(name="a", model=model), "go", streamed=True))
+    registry = HookRegistry()
+    record_turns(registry, TurnAction.repeat())
+    agent = Agent(name="tester", model=tool_then_answer(), tools=guard_tools([echo_tool(RecordingTool())], registry))
+    with pytest.raises(ValueError, match=r"Cannot retry turn 1.*carries tool calls"):
+        asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=False))
