@@ -448,8 +448,8 @@ async def _streamed(call: _Call, events: AsyncIterator[Any], settings: ModelSett
             if action.kind != "continue":
                 msg = (
                     f"Cannot {action.kind} turn {call.run.state.turns if call.run else 0} of a streamed OpenAI Agents "
-                    f"run as hook {action.decided_by!r} asked: its events already reached the caller. Return "
-                    "TurnAction.continue_run() in streamed runs, or run blocking (hooks.run) to ask again."
+                    f"run as hook {action.decided_by!r} asked: its events already reached the caller. Continue "
+                    "(or let the agent stop) in streamed runs, or run blocking (hooks.run) to ask again."
                 )
                 raise HookValueError(msg, point=HookPoint.MODEL_TURN_FINISHED)
         yield event
@@ -458,10 +458,17 @@ async def _streamed(call: _Call, events: AsyncIterator[Any], settings: ModelSett
 _TERMINAL_EVENTS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
 
+_ANSWER_POINTS: Final = (HookPoint.MODEL_TURN_FINISHED, HookPoint.STOP)
+
+
 async def _turn_finished(call: _Call, answer: _Answer, settings: ModelSettings) -> TurnAction:
-    """Fire ``model_turn_finished`` for one answer; return what to do (continue when nobody listens)."""
+    """Fire ``model_turn_finished`` for one answer, then ``stop`` for a final one; return what to do.
+
+    A ``stop`` hook that keeps the run going (`hookreg._lifecycle.RunState.stop`)
+    becomes a retry with its feedback.
+    """
     run = call.run
-    if run is None or not run.hooks.registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):
+    if run is None or not any(run.hooks.registry.has_hooks(point) for point in _ANSWER_POINTS):
         return TurnAction.continue_run()
     calls = [item for item in answer.output if isinstance(item, ResponseFunctionToolCall)]
     requests = [ToolCallRequest(item.call_id, item.name, _object_or_empty(item.arguments)) for item in calls]
@@ -483,8 +490,15 @@ async def _turn_finished(call: _Call, answer: _Answer, settings: ModelSettings) 
         },
         run=run.state.run,
     )
+    registry = run.hooks.registry
     try:
-        action = await run.hooks.registry.adecide(HookPoint.MODEL_TURN_FINISHED, ctx)
+        action = TurnAction.continue_run()
+        if registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):
+            action = await registry.adecide(HookPoint.MODEL_TURN_FINISHED, ctx)
+        if action.kind == "continue" and not requests:  # a final answer: may the agent stop?
+            feedback = await adrive(registry, run.state.stop(ctx.text))
+            if feedback is not None:
+                action = TurnAction.retry_with_feedback(feedback)
     except StopRun as stop:
         await run.end_with(stop)
         raise

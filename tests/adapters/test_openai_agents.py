@@ -47,6 +47,7 @@ from hookreg import (
     PreTurnContext,
     RequestPatch,
     Scratchpad,
+    StopContext,
     StopRun,
     ToolCallDeltaContext,
     TransformToolResultContext,
@@ -814,3 +815,20 @@ def test_a_retry_that_cannot_be_honoured_is_refused() -> None:
     agent = Agent(name="tester", model=tool_then_answer(), tools=guard_tools([echo_tool(RecordingTool())], registry))
     with pytest.raises(ValueError, match=r"Cannot retry turn 1.*carries tool calls"):
         asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=False))
+
+
+def test_a_stop_hook_keeps_a_blocking_run_going() -> None:
+    """A stop hook denying the final answer sends its reason as feedback; the model answers again."""
+    registry = HookRegistry()
+    stops: list[tuple[str, int]] = []
+
+    @registry.stop
+    def not_yet(ctx: StopContext) -> HookResult:
+        stops.append((ctx.response_text, ctx.continuation_count))
+        return HookResult.deny("check your work") if ctx.continuation_count == 0 else HookResult.allow()
+
+    model = ScriptedModel([[assistant_message("draft")], [assistant_message("final")]])
+    agent = Agent(name="a", model=model)
+    assert asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=False)) == "final"
+    assert stops == [("draft", 0), ("final", 1)]
+    assert model.calls[1].input[-1] == {"role": "user", "content": "check your work"}
