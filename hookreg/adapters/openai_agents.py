@@ -21,7 +21,17 @@ SDK's events:
   *before* the filter when streaming, so the filter alone would apply them
   one call late). ``preamble`` and ``extra_context`` join the instructions;
   ``temperature``, ``max_tokens``, ``tool_choice`` and ``additional_params``
-  (as ``extra_body``) become that call's settings.
+  (as ``extra_body``) become that call's settings; ``active_tools`` cuts the
+  tools the call offers, and a guarded tool the model calls anyway goes to
+  ``invalid_tool_call`` and never runs; ``messages`` replace the input items
+  sent for that call (the run's history is unchanged).
+- ``model_turn_finished`` (finish reason mapped to `FinishReason`, the API's
+  word kept as ``raw_finish_reason``; ``message_id``, ``model``) and, for a
+  final answer, ``stop`` → the same per-call model. In blocking runs a
+  ``repeat``, a ``retry_with_feedback`` or a ``stop`` that keeps the run
+  going asks the model again; in streamed runs the answer's events already
+  reached the caller, so they raise `HookValueError`. A blocking
+  ``ModelResponse`` carries no finish reason: ``None`` there.
 - ``text_delta``, ``reasoning_delta``, ``tool_call_delta`` → the raw response
   events of a streamed run iterated through `HookregRunHooks.stream_events`.
 - The entry points `HookregRunHooks.run` and `HookregRunHooks.run_streamed`
@@ -31,11 +41,12 @@ SDK's events:
   ``failed`` / ``cancelled`` and hand the caller the very `StopRun` a hook
   raised.
 
-Not reachable: ``active_tools`` (the SDK fixes the tools of a turn before any
-hook runs), ``model_turn_finished`` and ``stop`` (nothing can re-ask the
-model), ``invalid_tool_call`` for unknown tools (the SDK answers them
-itself), and the "not run" notices of a stopped batch (a stop ends the SDK's
-run with an exception: it returns no history).
+Not reachable: ``invalid_tool_call`` for unknown tools (the SDK answers them
+itself) and for arguments that fail the tool's schema (the SDK validates them
+inside the tool's invoker, after the gate: they fail like the tool, through
+``post_tool_call_failure`` and ``on_tool_error``), and the "not run" notices
+of a stopped batch (a stop ends the SDK's run with an exception: it returns
+no history).
 
 Example:
     >>> hooks = hookreg_run_hooks(registry)  # doctest: +SKIP
@@ -237,7 +248,7 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
         run = _RUNS.get(id(ctx.usage))
         call = _ToolCall(registry, run.state.run if run else RunContext(), tool.name, ctx.tool_call_id)
         try:
-            verdict = await call.gate(_model_arguments(input_json))
+            verdict = await call.gate(_model_arguments(input_json), offered=run.offered if run else None)
             if not verdict.allowed:
                 return verdict.text
             args = verdict.call.args
@@ -283,14 +294,15 @@ def guard_tools(tools: Iterable[Tool], registry: HookRegistry) -> list[Tool]:
 
 
 class _Run:
-    """One SDK run as hookreg sees it: the shared `RunState` and whether its start ran."""
+    """One SDK run as hookreg sees it: the shared `RunState`, whether its start ran, the tools offered this turn."""
 
-    __slots__ = ("__weakref__", "hooks", "started", "state")
+    __slots__ = ("__weakref__", "hooks", "offered", "started", "state")
 
     def __init__(self, hooks: HookregRunHooks, state: RunState) -> None:
         self.hooks = hooks
         self.state = state
         self.started = False
+        self.offered: frozenset[str] | None = None
 
     async def end_with(self, error: BaseException) -> None:
         """End the session with the outcome of `error` (once per run)."""
@@ -393,6 +405,8 @@ class _PatchedModel(Model):
     ) -> ModelResponse:
         """Call the chosen model with this call's patch applied; ``model_turn_finished`` may ask again."""
         call, model, instructions, settings = self._serve(system_instructions, model_settings)
+        args, kwargs = _offered_only(call.patch, args, kwargs)
+        input = _sent(call.patch, input)
         while True:
             response = await model.get_response(instructions, input, settings, *args, **kwargs)
             answer = _Answer(
@@ -415,7 +429,27 @@ class _PatchedModel(Model):
     ) -> AsyncIterator[Any]:
         """Stream from the chosen model with this call's patch applied; ``model_turn_finished`` observes the end."""
         call, model, instructions, settings = self._serve(system_instructions, model_settings)
-        return _streamed(call, model.stream_response(instructions, input, settings, *args, **kwargs), settings)
+        args, kwargs = _offered_only(call.patch, args, kwargs)
+        sent = _sent(call.patch, input)
+        return _streamed(call, model.stream_response(instructions, sent, settings, *args, **kwargs), settings)
+
+
+def _offered_only(
+    patch: RequestPatch, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The model call's arguments with its tools cut to the patch's ``active_tools`` (all when unset).
+
+    The SDK passes ``tools`` by keyword in blocking runs and as the first of
+    the remaining positional arguments in streamed ones.
+    """
+    if patch.active_tools is None:
+        return args, kwargs
+    active = patch.active_tools
+    if "tools" in kwargs:
+        return args, {**kwargs, "tools": [t for t in kwargs["tools"] if getattr(t, "name", None) in active]}
+    if args:
+        return ([t for t in args[0] if getattr(t, "name", None) in active], *args[1:]), kwargs
+    return args, kwargs
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -761,6 +795,7 @@ class HookregRunHooks(RunHooks[Any]):
         except StopRun as stop:
             await run.end_with(stop)
             raise
+        run.offered = patch.active_tools
         if call is not None:
             call.patch, call.selected, call.run = patch, selected, run
         elif patch != RequestPatch() or selected is not None:
@@ -873,6 +908,24 @@ def _history(items: Iterable[object]) -> list[Message]:
             text = content if isinstance(content, str) else json.dumps(content, default=str)
             history.append(Message(str(fields["role"]), text))
     return history
+
+
+def _sent(patch: RequestPatch, items: Any) -> Any:
+    """The input items a call sends: the patch's ``messages`` as SDK items, else `items` (the inverse of `_history`)."""
+    if patch.messages is None:
+        return items
+    sent: list[dict[str, object]] = []
+    for message in patch.messages:
+        if message.role == "tool":
+            sent.append(
+                {"type": "function_call_output", "call_id": message.tool_call_id or "", "output": message.content}
+            )
+        elif message.role == "assistant" and message.name and message.tool_call_id:
+            call = {"name": message.name, "arguments": message.content}
+            sent.append({"type": "function_call", "call_id": message.tool_call_id, **call})
+        else:
+            sent.append({"role": message.role, "content": message.content})
+    return sent
 
 
 def _settings(patch: RequestPatch, base: ModelSettings) -> ModelSettings:

@@ -36,6 +36,7 @@ from hookreg import (
     HookResult,
     HookTypeError,
     InvalidToolCallContext,
+    Message,
     ModelSelectContext,
     ModelTurnFinishedContext,
     OnInteractionContext,
@@ -832,3 +833,35 @@ def test_a_stop_hook_keeps_a_blocking_run_going() -> None:
     assert asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=False)) == "final"
     assert stops == [("draft", 0), ("final", 1)]
     assert model.calls[1].input[-1] == {"role": "user", "content": "check your work"}
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_active_tools_cut_the_offer_and_the_calls(streamed: bool) -> None:
+    """active_tools cuts the tools one call offers; a tool the model calls anyway never runs and fails as invalid."""
+    registry = HookRegistry()
+    registry.pre_model_call(lambda ctx: RequestPatch(active_tools=frozenset() if ctx.turn == 1 else None))
+    invalid: list[InvalidToolCallContext] = []
+    registry.invalid_tool_call(invalid.append)
+    tool, model = RecordingTool(), tool_then_answer()
+    agent = Agent(name="tester", model=model, tools=guard_tools([echo_tool(tool)], registry))
+    assert asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=streamed)) == "done"
+    assert [[t.name for t in call.tools] for call in model.calls] == [[], [TOOL_NAME]]
+    assert tool.calls == []
+    assert [list(ctx.available_tools) for ctx in invalid] == [[]]
+    (output,) = [
+        i["output"] for i in model.calls[1].input if isinstance(i, dict) and i.get("type") == "function_call_output"
+    ]
+    assert "not offered" in str(output)
+
+
+def test_patch_messages_replace_what_one_call_sends() -> None:
+    """RequestPatch.messages are the input items of that call only; the next call sends the real history."""
+    registry = HookRegistry()
+    only = (Message("user", "only this"),)
+    registry.pre_model_call(lambda ctx: RequestPatch(messages=only) if ctx.turn == 1 else RequestPatch())
+    model = tool_then_answer()
+    agent = Agent(name="tester", model=model, tools=guard_tools([echo_tool(RecordingTool())], registry))
+    assert asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=False)) == "done"
+    assert model.calls[0].input == [{"role": "user", "content": "only this"}]
+    assert isinstance(model.calls[1].input, list)
+    assert model.calls[1].input[0] == {"role": "user", "content": "go"}
