@@ -135,7 +135,7 @@ try:
         Tool,
         Usage,
     )
-    from agents.models import get_default_model_settings
+    from agents.models import get_default_model, get_default_model_settings
     from agents.run_config import CallModelData, ModelInputData
     from agents.tool_context import ToolContext
     from openai.types.responses import (
@@ -693,6 +693,7 @@ class HookregRunHooks(RunHooks[Any]):
         except GeneratorExit:
             raise
         except BaseException as exc:
+            result.cancel()  # a delta hook failed, or the consumer was cancelled: the run must not go on unseen
             error = exc if entry is None else await _ended(entry, exc)
             if error is exc:
                 raise
@@ -739,8 +740,9 @@ class HookregRunHooks(RunHooks[Any]):
     def _run(self, usage: Usage, goal: Iterable[object], *, starting: bool = False) -> _Run:
         """The state of the run `usage` belongs to, created (and claimed by an entry point) on first sight.
 
-        A run that `starting` (an agent starts) finds ended is a new run on the
-        same SDK context (a resumed run state): it gets a fresh state.
+        An agent or a model call `starting` after the run ended belongs to a
+        new run on the same SDK context (a resumed run state): it gets a fresh
+        state, turns counted from 1 again.
         """
         key = id(usage)
         run = _RUNS.get(key)
@@ -766,7 +768,7 @@ class HookregRunHooks(RunHooks[Any]):
         input_items: list[Any],
     ) -> None:
         """Before one model call: the run's start (once), ``pre_turn``, then the call's patch and model."""
-        run = self._run(context.usage, input_items)
+        run = self._run(context.usage, input_items, starting=True)
         call = _CALL.get()
         if call is not None and call.claimed:
             call = None  # a slot of an earlier call: this run has no hookreg filter
@@ -947,7 +949,9 @@ def _implicit_settings(model: str | Model | None) -> ModelSettings:
 
 
 def _model_name(model: object) -> str:
-    """A model's name: the string itself, a model object's ``model`` attribute, else its class name."""
+    """A model's name: the string itself, the SDK's default for none, a model object's ``model``, else its class."""
+    if model is None:
+        return get_default_model()
     if isinstance(model, str):
         return model
     name = getattr(model, "model", None)

@@ -50,6 +50,7 @@ from hookreg import (
     Scratchpad,
     StopContext,
     StopRun,
+    TextDeltaContext,
     ToolCallDeltaContext,
     TransformToolResultContext,
     TurnAction,
@@ -865,3 +866,18 @@ def test_patch_messages_replace_what_one_call_sends() -> None:
     assert model.calls[0].input == [{"role": "user", "content": "only this"}]
     assert isinstance(model.calls[1].input, list)
     assert model.calls[1].input[0] == {"role": "user", "content": "go"}
+
+
+def test_stop_run_from_a_delta_hook_stops_a_streamed_run() -> None:
+    """A StopRun from a text_delta observer reaches the stream's consumer; the session ends once, stopped."""
+    registry = HookRegistry()
+    ends = record_ends(registry)
+
+    @registry.text_delta
+    def hush(ctx: TextDeltaContext) -> None:
+        raise StopRun("quiet please")
+
+    agent = Agent(name="tester", model=answering("chatter"))
+    with pytest.raises(StopRun, match="quiet please"):
+        asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=True))
+    assert ends == [("stopped", "quiet please")]
