@@ -881,3 +881,26 @@ def test_stop_run_from_a_delta_hook_stops_a_streamed_run() -> None:
     with pytest.raises(StopRun, match="quiet please"):
         asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=True))
     assert ends == [("stopped", "quiet please")]
+
+
+def test_parallel_calls_with_one_denied() -> None:
+    """Two calls in one answer are gated one by one: the allowed one runs, the denied one never does."""
+    registry = HookRegistry()
+    registry.pre_tool_call_decide(
+        lambda ctx: HookResult.deny("not that one") if ctx.args["text"] == "bad" else HookResult.allow()
+    )
+    tool = RecordingTool()
+    both = [
+        function_call(TOOL_NAME, {"text": "ok"}, call_id="c1"),
+        function_call(TOOL_NAME, {"text": "bad"}, call_id="c2"),
+    ]
+    model = ScriptedModel([both, [assistant_message("done")]])
+    agent = Agent(name="tester", model=model, tools=guard_tools([echo_tool(tool)], registry))
+    assert asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=False)) == "done"
+    assert tool.calls == [{"text": "ok"}]
+    outputs = {
+        item["call_id"]: item["output"]
+        for item in model.calls[1].input
+        if isinstance(item, dict) and item.get("type") == "function_call_output"
+    }
+    assert outputs == {"c1": "ok", "c2": "not that one"}
