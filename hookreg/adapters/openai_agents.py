@@ -56,10 +56,12 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import copy
 import dataclasses
 import importlib.metadata
+import inspect
 import json
 import re
 import time
@@ -79,9 +81,10 @@ from hookreg._context import (
     TextDeltaContext,
     ToolCallDeltaContext,
     ToolCallRequest,
+    ToolErrorKind,
 )
 from hookreg._errors import HookTypeError, HookValueError, StopRun
-from hookreg._lifecycle import RunState, adrive
+from hookreg._lifecycle import RunState, adrive, failed
 from hookreg._points import HookPoint
 from hookreg._results import FinishReason, RequestPatch, TurnAction
 from hookreg._surface import HookRegistry
@@ -133,6 +136,7 @@ try:
         RunResultStreaming,
         StreamEvent,
         Tool,
+        ToolTimeoutError,
         Usage,
     )
     from agents.models import get_default_model, get_default_model_settings
@@ -243,6 +247,9 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
         raise HookTypeError(msg)
     guarded, formatter = _raising_copy(tool)
     invoke = guarded.on_invoke_tool
+    # The SDK enforces timeout_seconds by cancelling the invoker, which would leave the hooks no failure to see:
+    # the guarded copy enforces it inside instead, as a failure with kind TIMEOUT.
+    limit, guarded.timeout_seconds = tool.timeout_seconds, None
 
     async def call_tool(ctx: ToolContext[Any], input_json: str) -> Any:
         run = _RUNS.get(id(ctx.usage))
@@ -253,12 +260,16 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
                 return verdict.text
             args = verdict.call.args
             started = time.perf_counter()
+            deadline = asyncio.timeout(limit)
             try:
-                raw = await invoke(ctx, json.dumps(dict(args)) if verdict.rewritten else input_json)
+                async with deadline:
+                    raw = await invoke(ctx, json.dumps(dict(args)) if verdict.rewritten else input_json)
             except StopRun:
                 raise
             except Exception as exc:
                 ms = (time.perf_counter() - started) * 1000
+                if deadline.expired() and limit is not None:
+                    return await _timed_out(tool, call, ctx, args, limit=limit, ms=ms)
                 base = await formatter(ctx, exc)
                 if base is None and not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
                     raise
@@ -271,6 +282,28 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
 
     guarded.on_invoke_tool = call_tool
     return guarded
+
+
+async def _timed_out(  # noqa: PLR0913 -- the tool, the call, and what the timeout was
+    tool: FunctionTool, call: _ToolCall, ctx: ToolContext[Any], args: Mapping[str, object], *, limit: float, ms: float
+) -> str:
+    """A call that outlived the tool's ``timeout_seconds``: fail it with kind TIMEOUT, as the tool asks.
+
+    ``timeout_behavior="raise_exception"`` raises the SDK's `ToolTimeoutError`;
+    otherwise ``on_tool_error`` chains over the tool's
+    ``timeout_error_function`` text, or the SDK's default wording.
+    """
+    error = ToolTimeoutError(tool_name=tool.name, timeout_seconds=limit)
+    if tool.timeout_behavior == "raise_exception":
+        raise error
+    if tool.timeout_error_function is None:
+        base = f"Tool '{tool.name}' timed out after {limit:g} seconds."
+    else:
+        text = tool.timeout_error_function(ctx, error)
+        base = str(await text if inspect.isawaitable(text) else text)
+    request = ToolCallRequest(call.call_id, call.tool_name, args)
+    steps = failed(call.registry, call.run, request, error, kind=ToolErrorKind.TIMEOUT, message=base, duration_ms=ms)
+    return await adrive(call.registry, steps)
 
 
 def guard_tools(tools: Iterable[Tool], registry: HookRegistry) -> list[Tool]:

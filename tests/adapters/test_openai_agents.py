@@ -19,6 +19,7 @@ from agents import (
     ModelResponse,
     RunConfig,
     Runner,
+    ToolTimeoutError,
     WebSearchTool,
     function_tool,
     set_tracing_disabled,
@@ -904,3 +905,32 @@ def test_parallel_calls_with_one_denied() -> None:
         if isinstance(item, dict) and item.get("type") == "function_call_output"
     }
     assert outputs == {"c1": "ok", "c2": "not that one"}
+
+
+def sleepy_tool(**timeout: Any) -> FunctionTool:
+    """An echo tool that sleeps for a minute, built with the given timeout options."""
+
+    async def echo(text: str) -> str:
+        """Echo text, slowly."""
+        await asyncio.sleep(60)
+        return text  # pragma: no cover - always timed out
+
+    return function_tool(echo, name_override=TOOL_NAME, timeout=0.01, **timeout)
+
+
+def test_a_tool_timeout_is_a_failure_the_hooks_see() -> None:
+    """A tool outliving its timeout fires post_tool_call_failure and on_tool_error (kind TIMEOUT) over the SDK text."""
+    registry = HookRegistry()
+    failures: list[BaseException] = []
+    registry.post_tool_call_failure(lambda ctx: failures.append(ctx.error))
+    registry.on_tool_error(lambda ctx: f"{ctx.kind.value}: {ctx.message}")
+    seen, answer = run_agent(registry, sleepy_tool(), {"text": "hi"})
+    assert answer == "done"
+    assert seen == "timeout: Tool 'echo' timed out after 0.01 seconds."
+    assert [type(error).__name__ for error in failures] == ["ToolTimeoutError"]
+    custom, _ = run_agent(
+        HookRegistry(), sleepy_tool(timeout_error_function=lambda ctx, err: "too slow"), {"text": "x"}
+    )
+    assert custom == "too slow"
+    with pytest.raises(ToolTimeoutError):
+        run_agent(HookRegistry(), sleepy_tool(timeout_behavior="raise_exception"), {"text": "hi"})
