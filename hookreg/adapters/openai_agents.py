@@ -220,7 +220,10 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
     the tool's own ``failure_error_function`` would have shown (the SDK's
     default formatter unless the tool set one); a tool created with
     ``failure_error_function=None`` and no ``on_tool_error`` hook re-raises,
-    as the SDK would. A result passes through ``transform_tool_result`` and
+    as the SDK would. A call outliving the tool's ``timeout_seconds`` fails
+    the same way with kind ``TIMEOUT`` over the tool's timeout text (or
+    raises `ToolTimeoutError` under ``timeout_behavior="raise_exception"``).
+    A result passes through ``transform_tool_result`` and
     ``post_tool_call``. A `StopRun` from a hook ends the run's session as
     ``stopped`` and propagates (the SDK wraps it in ``UserError``; the entry
     points of `HookregRunHooks` unwrap it). A call inside a run driven by
@@ -614,8 +617,9 @@ class HookregRunHooks(RunHooks[Any]):
     `stream_events`, which also hand the caller a tool hook's `StopRun`
     instead of the SDK's ``UserError``.
 
-    Patches and ``model_select`` need `run_config` (the entry points install
-    it); without it a patch that changes anything raises `HookValueError`.
+    Patches, ``model_select``, ``model_turn_finished`` and ``stop`` need
+    `run_config` (the entry points install it); without it a patch that
+    changes anything raises `HookValueError`.
 
     Attributes:
         registry: The hooks to run.
