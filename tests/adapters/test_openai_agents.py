@@ -934,3 +934,15 @@ def test_a_tool_timeout_is_a_failure_the_hooks_see() -> None:
     assert custom == "too slow"
     with pytest.raises(ToolTimeoutError):
         run_agent(HookRegistry(), sleepy_tool(timeout_behavior="raise_exception"), {"text": "hi"})
+
+
+def test_arguments_failing_the_schema_fail_like_the_tool() -> None:
+    """An object the tool's schema refuses never reaches the tool; the failure points fire with the SDK's text."""
+    registry = HookRegistry()
+    failures: list[str] = []
+    registry.post_tool_call_failure(lambda ctx: failures.append(type(ctx.error).__name__))
+    tool = RecordingTool()
+    seen, answer = run_agent(registry, echo_tool(tool), {"wrong": "field"})
+    assert (tool.calls, answer) == ([], "done")
+    assert failures == ["ModelBehaviorError"]
+    assert seen.startswith("An error occurred while running the tool.")
