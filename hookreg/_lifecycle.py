@@ -1,32 +1,4 @@
-"""The run contract (DESIGN §8) as one sans-I/O flow: tool call, ask, outcome, run start, turn, stop and end.
-
-Every flow is a *step generator*: it never calls the registry itself. It
-yields a `Dispatch` ("call ``registry.<method>(point, ctx)`` and send me the
-result") and is sent back the result, or thrown the exception the dispatch
-raised. `drive` performs the dispatches synchronously and `adrive` awaits
-their ``a``-twins, so a sync loop, an async loop and the reference harness
-share every rule. A loop that already drives its own step generator (the
-harness) ``yield from``s these flows and performs each `Dispatch` with
-`perform` / `aperform`.
-
-The flows read ``registry.has_hooks`` (an attribute read) to skip building
-contexts nobody listens to; pass the same registry to the flow and to the
-driver.
-
-Tool call, from an async framework callback::
-
-    verdict = await adrive(registry, gate(registry, run, name, call_id, raw_args, known=names))
-    if not verdict.allowed:
-        return verdict.text  # the tool never runs
-    try:
-        raw = await tool(**verdict.call.args)
-    except Exception as exc:
-        return await adrive(registry, failed(registry, run, verdict.call, exc))
-    return await adrive(registry, succeeded(registry, run, verdict.call, raw))
-
-From sync code, the same with `drive` (an async hook then raises
-`hookreg.AsyncHookError`, as every sync dispatch does).
-"""
+"""The run contract (DESIGN §8) as sans-I/O step generators — tool call, ask, outcome, run — and their drivers."""
 
 from __future__ import annotations
 
@@ -73,6 +45,7 @@ __all__ = [
     "adrive",
     "aperform",
     "ask",
+    "bind",
     "describe",
     "drive",
     "failed",
@@ -112,27 +85,59 @@ class Dispatch:
         method: The registry method.
         point: The hook point (`PRE_TOOL_CALL_DECIDE` for ``resolve_tool_call``, which takes no point).
         ctx: The context.
+        registry: The registry to call, set by `bind`; ``None`` (what flows yield): the driver's.
     """
 
     method: Literal["decide", "transform", "notify", "resolve_tool_call"]
     point: HookPoint
     ctx: object
+    registry: HookRegistry | None = None
 
 
 Steps: TypeAlias = Generator[Dispatch, Any, _R]
-"""A flow: yields `Dispatch` operations, is sent their results, returns `_R`."""
+"""A flow: yields `Dispatch` operations, is sent their results (or thrown their exceptions), returns `_R`.
+
+Flows never call the registry: `drive` performs their dispatches with the sync
+methods, `adrive` awaits the ``a``-twins, so sync loops, async loops and the
+harness share every rule. Flows read ``registry.has_hooks`` to skip contexts
+nobody listens to: drive a flow with the registry it was built with."""
 
 
 def perform(registry: HookRegistry, op: Dispatch) -> Any:
-    """Perform one `Dispatch` with `registry`'s sync methods and return its result."""
-    method = getattr(registry, op.method)
+    """Perform one `Dispatch` with the sync methods of its own registry, else `registry`'s; return the result."""
+    method = getattr(op.registry or registry, op.method)
     return method(op.ctx) if op.method == "resolve_tool_call" else method(op.point, op.ctx)
 
 
 async def aperform(registry: HookRegistry, op: Dispatch) -> Any:
-    """Perform one `Dispatch` with `registry`'s ``a``-methods and return its result."""
-    method = getattr(registry, "a" + op.method)
+    """Perform one `Dispatch` with the ``a``-methods of its own registry, else `registry`'s; return the result."""
+    method = getattr(op.registry or registry, "a" + op.method)
     return await (method(op.ctx) if op.method == "resolve_tool_call" else method(op.point, op.ctx))
+
+
+def bind(registry: HookRegistry, flow: Steps[_R]) -> Steps[_R]:
+    """`flow` with every `Dispatch` it yields bound to `registry`.
+
+    For a loop whose one driver serves several registries (the harness
+    running a subagent's loop inside its own): ``yield from bind(reg, flow)``
+    and perform each op with ``perform(op.registry, op)``. Results and
+    exceptions pass through to `flow` unchanged.
+    """
+    reply: object = None
+    error: BaseException | None = None
+    while True:
+        try:
+            op = flow.send(reply) if error is None else flow.throw(error)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]  # the flow's declared return type
+        reply, error = None, None
+        try:
+            reply = yield dataclasses.replace(op, registry=registry)
+        except GeneratorExit:
+            flow.close()
+            raise
+        except BaseException as exc:  # noqa: BLE001 -- thrown into the flow, as a driver would
+            error = exc
 
 
 def drive(registry: HookRegistry, steps: Steps[_R]) -> _R:
@@ -373,6 +378,18 @@ def gate(  # noqa: PLR0913 -- the call's three parts and the three things a fram
 
     Returns:
         A `GateResult`: ``.allowed`` and ``.call`` to run, else ``.text`` for the model.
+
+    Example:
+        From an async framework callback (from sync code: `drive`)::
+
+            verdict = await adrive(registry, gate(registry, run, name, call_id, raw_args, known=names))
+            if not verdict.allowed:
+                return verdict.text  # the tool never runs
+            try:
+                raw = await tool(**verdict.call.args)
+            except Exception as exc:
+                return await adrive(registry, failed(registry, run, verdict.call, exc))
+            return await adrive(registry, succeeded(registry, run, verdict.call, raw))
 
     Raises:
         StopRun: An ``invalid_tool_call`` hook answered ``stop``, or a hook raised it.

@@ -20,6 +20,7 @@ import structlog
 from hookreg import (
     AsyncHookError,
     DeciderOnError,
+    FinishReason,
     HookPoint,
     HookRegError,
     HookRegistry,
@@ -52,7 +53,9 @@ Does = Callable[[Any], object]
 """What a scenario hook does with its context."""
 
 TOOL = PreToolCallDecideContext(tool_name="bash", args={"command": "ls"}, call_id="c1")
-TURN = ModelTurnFinishedContext(turn=1, text="done", tool_calls=(), finish_reason="stop", max_tokens=None, usage={})
+TURN = ModelTurnFinishedContext(
+    turn=1, text="done", tool_calls=(), finish_reason=FinishReason.STOP, max_tokens=None, usage={}
+)
 INVALID = InvalidToolCallContext(
     tool_name="bsh", args={}, call_id="c2", available_tools=("bash",), error="unknown tool"
 )

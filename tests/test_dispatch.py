@@ -10,6 +10,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from hookreg import (
+    FinishReason,
     HookPoint,
     HookRegistry,
     HookResult,
@@ -52,7 +53,9 @@ def boom(ctx: object) -> object:
 
 
 def turn_ctx() -> ModelTurnFinishedContext:
-    return ModelTurnFinishedContext(turn=1, text="t", tool_calls=[], finish_reason="stop", max_tokens=None, usage={})
+    return ModelTurnFinishedContext(
+        turn=1, text="t", tool_calls=[], finish_reason=FinishReason.STOP, max_tokens=None, usage={}
+    )
 
 
 def invalid_ctx() -> InvalidToolCallContext:

@@ -13,6 +13,7 @@ import pytest
 import structlog
 
 from hookreg import (
+    FinishReason,
     HookPoint,
     HookRegistry,
     HookResult,
@@ -86,7 +87,13 @@ def surface(request: pytest.FixtureRequest) -> Surface:
 def finished(text: str, run: RunContext | None = None) -> ModelTurnFinishedContext:
     """A finished model turn with `text`."""
     return ModelTurnFinishedContext(
-        turn=1, text=text, tool_calls=(), finish_reason="stop", max_tokens=None, usage={}, run=run or RunContext()
+        turn=1,
+        text=text,
+        tool_calls=(),
+        finish_reason=FinishReason.STOP,
+        max_tokens=None,
+        usage={},
+        run=run or RunContext(),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
@@ -30,6 +31,7 @@ from pydantic_ai.models.function import (
 )
 
 from hookreg import (
+    HookPoint,
     HookRegistry,
     HookResult,
     HookTypeError,
@@ -558,3 +560,14 @@ def test_a_tool_left_out_by_active_tools_never_runs() -> None:
     asyncio.run(make_agent(registry, tool, scripted_model({"text": "hi"}, seen)).run("go"))
     assert tool.calls == []
     assert "tool 'echo' was not offered for this turn" in seen[0]
+
+
+def test_a_deny_without_a_reason_never_runs_the_tool() -> None:
+    """A gate's deny whose reason is None (built around the constructor) is still a deny: the tool never runs."""
+    registry, tool = HookRegistry(), RecordingTool()
+    hostile = copy.copy(HookResult.deny("x"))
+    object.__setattr__(hostile, "reason", None)  # what a careless gate could hand back before reasons were checked
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: hostile, name="careless")
+    seen = drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model
+    assert tool.calls == []
+    assert "careless" in seen

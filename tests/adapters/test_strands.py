@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import runpy
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -20,6 +21,7 @@ from strands.types.tools import ToolResult, ToolSpec, ToolUse
 from structlog.testing import capture_logs
 
 from hookreg import (
+    HookPoint,
     HookRegistry,
     HookResult,
     HookTypeError,
@@ -47,7 +49,7 @@ from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, Recordin
 
 ROOT = Path(__file__).resolve().parents[2]
 
-Turn = str | Mapping[str, object] | tuple[str, Mapping[str, object]]
+Turn = str | Mapping[str, object] | tuple[str, object]
 """A scripted model answer: final text, the arguments of one echo call, or a (tool name, arguments) call."""
 
 
@@ -88,7 +90,8 @@ class ScriptedModel(Model):
         else:
             name, tool_args = turn if isinstance(turn, tuple) else (TOOL_NAME, turn)
             yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": "call-1", "name": name}}}}
-            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(dict(tool_args))}}}}
+            tool_input = dict(tool_args) if isinstance(tool_args, Mapping) else tool_args  # a non-object: hostile
+            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(tool_input)}}}}
             yield {"contentBlockStop": {}}
             yield {"messageStop": {"stopReason": "tool_use"}}
 
@@ -454,3 +457,37 @@ def test_invalid_tool_call_answers_without_running_a_tool(action: InvalidToolCal
     model = ScriptedModel([("ecko", {"text": "hi"}), "done"])
     agent_for(registry, model, tool)("hi")
     assert (model.tool_outputs, tool.calls) == ([shown], [])
+
+
+def test_a_deny_without_a_reason_never_runs_the_tool() -> None:
+    """A gate's deny whose reason is None (built around the constructor) is still a deny: the tool never runs."""
+    registry, tool = HookRegistry(), RecordingTool()
+    hostile = copy.copy(HookResult.deny("x"))
+    object.__setattr__(hostile, "reason", None)  # what a careless gate could hand back before reasons were checked
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: hostile, name="careless")
+    seen = drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model
+    assert tool.calls == []
+    assert "careless" in seen
+
+
+@pytest.mark.parametrize("raw", ["hi", ["hi"]], ids=["string", "list"])
+def test_non_object_tool_input_is_an_invalid_call_not_a_gated_empty_one(raw: object) -> None:
+    """Tool input that is not a JSON object never runs the tool: invalid_tool_call sees it as raw_args, not {}."""
+    registry, tool = HookRegistry(), RecordingTool()
+    gated: list[PreToolCallDecideContext] = []
+    invalid: list[InvalidToolCallContext] = []
+
+    @registry.pre_tool_call_decide
+    def allow_all(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(ctx)
+        return HookResult.allow()
+
+    @registry.invalid_tool_call
+    def note(ctx: InvalidToolCallContext) -> None:
+        invalid.append(ctx)
+
+    model, _ = run_agent(registry, tool, [(TOOL_NAME, raw), "done"])
+    assert tool.calls == []
+    assert gated == []
+    assert [(dict(ctx.args), ctx.raw_args) for ctx in invalid] == [({}, raw)]
+    assert "expected a JSON object" in model.tool_outputs[0]
