@@ -126,6 +126,8 @@ try:
         ItemHelpers,
         Model,
         ModelResponse,
+        ModelRetryAdvice,
+        ModelRetryAdviceRequest,
         ModelSettings,
         RawResponsesStreamEvent,
         RunConfig,
@@ -374,13 +376,14 @@ class _Call:
     model call that follow, and no other run.
     """
 
-    __slots__ = ("agent", "claimed", "model", "patch", "run", "selected")
+    __slots__ = ("agent", "claimed", "model", "patch", "run", "selected", "served_by")
 
     def __init__(self, model: _PatchedModel, agent: Agent[Any]) -> None:
         self.model = model
         self.agent = agent
         self.claimed = False
         self.run: _Run | None = None
+        self.served_by: Model | None = None
         self.patch = RequestPatch()
         self.selected: str | None = None
 
@@ -428,8 +431,15 @@ class _PatchedModel(Model):
             # the run's; it skips that for a Model object such as this one, so they are laid here.
             chosen = call.selected or (self.base.model if self.base.model is not None else agent.model)
             settings = _implicit_settings(chosen).resolve(settings)
+        call.served_by = model
         texts = [patch.preamble or "", instructions or "", *(patch.extra_context or ())]
         return call, model, "\n\n".join(t for t in texts if t) or None, _settings(patch, settings)
+
+    def get_retry_advice(self, request: ModelRetryAdviceRequest) -> ModelRetryAdvice | None:
+        """The retry advice of the model that served this task's current call (its provider's hints)."""
+        call = _CALL.get()
+        served = call.served_by if call is not None and call.model is self else None
+        return None if served is None else served.get_retry_advice(request)
 
     async def get_response(  # forwards the SDK's arguments, whatever its version
         self,

@@ -17,14 +17,18 @@ from agents import (
     Model,
     ModelProvider,
     ModelResponse,
+    ModelRetryAdvice,
+    ModelRetrySettings,
+    ModelSettings,
     RunConfig,
     Runner,
     ToolTimeoutError,
     WebSearchTool,
     function_tool,
+    retry_policies,
     set_tracing_disabled,
 )
-from agents.testing import ScriptedModel, assistant_message, function_call
+from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
 from openai.types.responses import ResponseCompletedEvent, ResponseReasoningItem
 from openai.types.responses.response import IncompleteDetails
@@ -946,3 +950,13 @@ def test_arguments_failing_the_schema_fail_like_the_tool() -> None:
     assert (tool.calls, answer) == ([], "done")
     assert failures == ["ModelBehaviorError"]
     assert seen.startswith("An error occurred while running the tool.")
+
+
+def test_the_served_model_gives_its_retry_advice() -> None:
+    """The SDK asks hookreg's per-call model for retry advice; the model that served the call answers."""
+    busy = ModelStep(error=RuntimeError("busy"), retry_advice=ModelRetryAdvice(suggested=True, retry_after=0))
+    model = ScriptedModel([busy, [assistant_message("ok")]])
+    retry = ModelRetrySettings(max_retries=1, backoff={"initial_delay": 0}, policy=retry_policies.provider_suggested())
+    agent = Agent(name="tester", model=model, model_settings=ModelSettings(retry=retry))
+    assert asyncio.run(run_through(hookreg_run_hooks(HookRegistry()), agent, "go", streamed=False)) == "ok"
+    assert len(model.calls) == 2
