@@ -29,8 +29,9 @@ SDK's events:
   word kept as ``raw_finish_reason``; ``message_id``, ``model``) and, for a
   final answer, ``stop`` → the same per-call model. In blocking runs a
   ``repeat``, a ``retry_with_feedback`` or a ``stop`` that keeps the run
-  going asks the model again; in streamed runs the answer's events already
-  reached the caller, so they raise `HookValueError`. A blocking
+  going asks the model again (the rejected answer and the feedback are in
+  that call's input, not in the SDK's run items); in streamed runs the
+  answer's events already reached the caller, so they raise `HookValueError`. A blocking
   ``ModelResponse`` carries no finish reason: ``None`` there.
 - ``text_delta``, ``reasoning_delta``, ``tool_call_delta`` → the raw response
   events of a streamed run iterated through `HookregRunHooks.stream_events`.
