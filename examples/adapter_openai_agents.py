@@ -1,8 +1,9 @@
 """Gate, rewrite and audit the tool calls of an OpenAI Agents SDK run with one hookreg registry (offline model)."""
 
+import asyncio
 from collections.abc import Mapping
 
-from agents import Agent, Runner, function_tool, set_tracing_disabled
+from agents import Agent, function_tool, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from hookreg import (
@@ -59,16 +60,15 @@ def shell(command: str, timeout: int = 5) -> str:
     return f"ran {command!r} with timeout {timeout}"
 
 
+hooks = hookreg_run_hooks(registry)  # one hooks object serves every run; each run gets its own state
 for command in ("ls -la", "rm -rf /", "reboot"):
     model = ScriptedModel([[function_call("shell", {"command": command}, call_id="c1")], [assistant_message("ok")]])
     agent = Agent(name="ops", model=model, tools=guard_tools([shell], registry))
-    hooks = hookreg_run_hooks(registry)
-    Runner.run_sync(agent, f"run {command}", hooks=hooks, run_config=hooks.run_config())
+    asyncio.run(hooks.run(agent, f"run {command}"))  # Runner.run with the hooks, ending the session on every path
     seen = next(item["output"] for item in model.calls[1].input if item.get("type") == "function_call_output")
     print(f"the model saw: {seen}")
 
-hooks = hookreg_run_hooks(registry)
 try:  # a denied prompt ends the run before any model call
-    Runner.run_sync(agent, "the root password is hunter2", hooks=hooks, run_config=hooks.run_config())
+    asyncio.run(hooks.run(agent, "the root password is hunter2"))
 except StopRun as stop:
     print(f"stopped: {stop.reason}")

@@ -1,63 +1,123 @@
 """Drive an OpenAI Agents SDK run from a HookRegistry (``pip install 'hookreg[openai-agents]'``).
 
-Mapping (hookreg point → SDK mechanism):
+Mapping (hookreg point → SDK mechanism); every rule of the run contract
+(DESIGN §8) comes from `hookreg._lifecycle`, this module only translates the
+SDK's events:
 
-- Tool points → the invoker of each function tool copied by `guard_tool` / `guard_tools`.
-- ``on_session_start``, ``post_turn``, ``on_session_end`` → `RunHooks` (`HookregRunHooks`).
-- ``user_prompt_submit`` (first model call), ``pre_turn``, ``pre_model_call``,
-  ``model_select`` → ``RunConfig.call_model_input_filter``, installed by
-  `HookregRunHooks.run_config`. A deny raises `hookreg.StopRun` with its reason
-  before the model call (``on_session_end`` reports ``stopped``); an ``ask``
-  goes to ``on_interaction``. A `RequestPatch`'s ``preamble`` and
-  ``extra_context`` join the instructions; ``temperature``, ``max_tokens``,
-  ``tool_choice`` and ``additional_params`` (as ``extra_body``) become that
-  call's model settings; a ``model_select`` pick becomes that call's model (a
-  name in ``models`` maps to that model, any other goes to the run's model
-  provider). ``active_tools`` cannot apply: the SDK fixes the tools of a turn
-  before the filter runs.
+- Tool points (``invalid_tool_call`` for arguments that are not a JSON
+  object, then ``transform_tool_input`` → ``pre_tool_call_decide`` → an
+  ``ask`` through ``notification`` and ``on_interaction`` →
+  ``permission_denied``, or the outcome points) → the invoker of each
+  function tool guarded by `guard_tool` / `guard_tools`.
+- ``on_session_start``, ``user_prompt_submit``, ``pre_turn``,
+  ``pre_model_call``, ``model_select``, ``post_turn`` and ``on_session_end``
+  → `RunHooks` (`HookregRunHooks`), one state per run (keyed by the run's
+  usage object, which every hook and tool context of one run shares), so one
+  hooks object may serve many runs, also concurrently.
+- A `RequestPatch` and a ``model_select`` pick apply to the very model call
+  they were computed for, streamed or blocking: `HookregRunHooks.run_config`
+  installs a model-input filter that opens a slot for each call and a
+  `Model` that serves the call from it (the SDK resolves model and settings
+  *before* the filter when streaming, so the filter alone would apply them
+  one call late). ``preamble`` and ``extra_context`` join the instructions;
+  ``temperature``, ``max_tokens``, ``tool_choice`` and ``additional_params``
+  (as ``extra_body``) become that call's settings; ``active_tools`` cuts the
+  tools the call offers, and a guarded tool the model calls anyway goes to
+  ``invalid_tool_call`` and never runs; ``messages`` replace the input items
+  sent for that call (the run's history is unchanged).
+- ``model_turn_finished`` (finish reason mapped to `FinishReason`, the API's
+  word kept as ``raw_finish_reason``; ``message_id``, ``model``) and, for a
+  final answer, ``stop`` → the same per-call model. In blocking runs a
+  ``repeat``, a ``retry_with_feedback`` or a ``stop`` that keeps the run
+  going asks the model again (the rejected answer and the feedback are in
+  that call's input, not in the SDK's run items); in streamed runs the
+  answer's events already reached the caller, so they raise `HookValueError`. A blocking
+  ``ModelResponse`` carries no finish reason: ``None`` there.
 - ``text_delta``, ``reasoning_delta``, ``tool_call_delta`` → the raw response
-  events of a streamed run, when the caller iterates
-  `HookregRunHooks.stream_events` instead of ``result.stream_events()``.
-- Not reachable: ``model_turn_finished`` and ``stop`` (``on_llm_end`` and
-  ``on_agent_end`` only observe; nothing can re-ask the model),
-  ``invalid_tool_call`` (the SDK answers unknown tools itself).
+  events of a streamed run iterated through `HookregRunHooks.stream_events`.
+- The entry points `HookregRunHooks.run` and `HookregRunHooks.run_streamed`
+  (with `HookregRunHooks.stream_events`) exist because the SDK calls no hook
+  when a run fails or is cancelled, and wraps an exception from a tool in its
+  own ``UserError``: only there can the adapter fire ``on_session_end`` with
+  ``failed`` / ``cancelled`` and hand the caller the very `StopRun` a hook
+  raised.
+
+Not reachable: ``invalid_tool_call`` for unknown tools (the SDK answers them
+itself) and for arguments that fail the tool's schema (the SDK validates them
+inside the tool's invoker, after the gate: they fail like the tool, through
+``post_tool_call_failure`` and ``on_tool_error``), and the "not run" notices
+of a stopped batch (a stop ends the SDK's run with an exception: it returns
+no history).
 
 Example:
     >>> hooks = hookreg_run_hooks(registry)  # doctest: +SKIP
     >>> agent = Agent(name="a", tools=guard_tools([lookup], registry))  # doctest: +SKIP
-    >>> await Runner.run(agent, "hi", hooks=hooks, run_config=hooks.run_config())  # doctest: +SKIP
+    >>> await hooks.run(agent, "hi")  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import copy
 import dataclasses
+import importlib.metadata
+import inspect
 import json
+import re
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from typing import Any, Final
 
 from hookreg._context import (
     Message,
     ModelSelectContext,
-    OnInteractionContext,
-    OnSessionEndContext,
-    OnSessionStartContext,
+    ModelTurnFinishedContext,
     PostTurnContext,
     PreModelCallContext,
-    PreTurnContext,
     ReasoningDeltaContext,
     RunContext,
     RunOutcome,
     TextDeltaContext,
     ToolCallDeltaContext,
-    UserPromptSubmitContext,
+    ToolCallRequest,
+    ToolErrorKind,
 )
-from hookreg._errors import HookTypeError, StopRun
+from hookreg._errors import HookTypeError, HookValueError, StopRun
+from hookreg._lifecycle import RunState, adrive, failed
 from hookreg._points import HookPoint
-from hookreg._results import Decision, HookResult, RequestPatch
+from hookreg._results import FinishReason, RequestPatch, TurnAction
 from hookreg._surface import HookRegistry
-from hookreg.adapters import _missing_framework, _require_registry, _ToolCall
+from hookreg.adapters import _missing_framework, _refused_retry, _require_registry, _ToolCall
+
+__all__ = ["HookregRunHooks", "guard_tool", "guard_tools", "hookreg_run_hooks"]
+
+_MIN_VERSION: Final = (0, 21, 0)
+"""The oldest ``openai-agents`` release this adapter supports."""
+
+
+def _installed_version() -> str:
+    """The installed ``openai-agents`` version string (``""`` when it is not installed)."""
+    try:
+        return importlib.metadata.version("openai-agents")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def _require_version(installed: str) -> None:
+    """Raise `ImportError` naming the release needed when `installed` is older than `_MIN_VERSION`."""
+    parts = tuple(int(part) for part in re.findall(r"\d+", installed)[:3])
+    if installed and parts < _MIN_VERSION:
+        needed = ".".join(map(str, _MIN_VERSION))
+        msg = (
+            f"Cannot import hookreg.adapters.openai_agents: openai-agents {installed} is installed, "
+            f"and the adapter needs openai-agents>={needed}. Upgrade it with: pip install 'hookreg[openai-agents]'."
+        )
+        raise ImportError(msg, name="agents")
+
+
+_require_version(_installed_version())
 
 try:
     from agents import (
@@ -67,17 +127,23 @@ try:
         ItemHelpers,
         Model,
         ModelResponse,
+        ModelRetryAdvice,
+        ModelRetryAdviceRequest,
         ModelSettings,
         RawResponsesStreamEvent,
         RunConfig,
         RunContextWrapper,
         RunHooks,
+        Runner,
+        RunResult,
         RunResultStreaming,
         StreamEvent,
         Tool,
+        ToolTimeoutError,
+        Usage,
     )
+    from agents.models import get_default_model, get_default_model_settings
     from agents.run_config import CallModelData, ModelInputData
-    from agents.tool import maybe_invoke_function_tool_failure_error_function, set_function_tool_failure_error_function
     from agents.tool_context import ToolContext
     from openai.types.responses import (
         ResponseFunctionCallArgumentsDeltaEvent,
@@ -90,25 +156,82 @@ try:
 except ImportError as _error:  # pragma: no cover - exercised by a test that hides the framework
     raise _missing_framework("openai_agents", "openai-agents", _error) from _error
 
-__all__ = ["HookregRunHooks", "guard_tool", "guard_tools", "hookreg_run_hooks"]
+
+# --- tools ----------------------------------------------------------------------------------
+
+_Formatter = Callable[[ToolContext[Any], Exception], Awaitable["str | None"]]
+
+
+def _raising_copy(tool: FunctionTool) -> tuple[FunctionTool, _Formatter]:
+    """A copy of `tool` whose invoker raises the tool's exceptions, and the tool's own error formatter.
+
+    The one use of SDK internals in this adapter, isolated here. To observe a
+    failure (``post_tool_call_failure``, ``on_tool_error``) the adapter needs
+    the exception, but a function tool's invoker turns it into the text of
+    the tool's ``failure_error_function`` and the SDK offers no public way to
+    read or unset that formatter on a built tool. ``copy.copy`` is the SDK's
+    supported way to copy a `FunctionTool` (``FunctionTool.__copy__`` rebinds
+    the invoker to the copy); ``set_function_tool_failure_error_function``
+    and ``maybe_invoke_function_tool_failure_error_function`` (``agents.tool``,
+    documented as internal) unset the copy's formatter and call the
+    original's. ``test_private_sdk_seam_still_holds`` fails loudly when the
+    SDK changes them.
+
+    Returns:
+        The raising copy, and ``formatter(ctx, error)``: the text the SDK
+        would show the model for `error` (``None`` when the tool was built
+        with ``failure_error_function=None``, i.e. asks errors to propagate).
+    """
+    from agents.tool import (  # noqa: PLC0415 -- internal names, imported only by this seam
+        maybe_invoke_function_tool_failure_error_function,
+        set_function_tool_failure_error_function,
+    )
+
+    raising = copy.copy(tool)
+    set_function_tool_failure_error_function(raising, None)
+
+    async def formatter(ctx: ToolContext[Any], error: Exception) -> str | None:
+        return await maybe_invoke_function_tool_failure_error_function(function_tool=tool, context=ctx, error=error)
+
+    return raising, formatter
+
+
+def _model_arguments(input_json: str) -> object:
+    """The model's tool arguments: the parsed JSON value, ``{}`` for no text, else the text itself."""
+    if not input_json.strip():
+        return {}
+    try:
+        return json.loads(input_json)
+    except ValueError:
+        return input_json
 
 
 def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
     """Return a copy of `tool` whose every call runs `registry`'s tool hooks.
 
     The SDK has no input-rewrite point and runs its own tool guardrails on the
-    model's raw arguments, so the copy wraps the tool's invoker instead:
-    ``transform_tool_input`` rewrites the parsed arguments,
-    ``pre_tool_call_decide`` gates the rewritten call (a deny, or a failing
-    gate, returns the reason as the tool output the model sees and the tool
-    never runs; an ``ask`` is answered by ``on_interaction``) and
-    ``permission_denied`` observes denials. An exception from the tool fires
+    model's raw arguments, so the copy wraps the tool's invoker and drives
+    the run contract's tool call (`hookreg._lifecycle.gate`): arguments that
+    are not a JSON object (malformed JSON, a list, a string) go to
+    ``invalid_tool_call`` with ``args={}`` and ``raw_args`` the parsed value
+    (the model's text when it is not JSON at all) and never reach the tool;
+    then ``transform_tool_input``, ``pre_tool_call_decide`` on the rewritten
+    call, an ``ask`` through ``notification`` and ``on_interaction``; a
+    non-allow result returns its text as the tool output the model sees and
+    the tool never runs. An exception from the tool fires
     ``post_tool_call_failure``, then ``on_tool_error`` chains over the text
     the tool's own ``failure_error_function`` would have shown (the SDK's
     default formatter unless the tool set one); a tool created with
     ``failure_error_function=None`` and no ``on_tool_error`` hook re-raises,
-    as the SDK would. A result passes through ``transform_tool_result`` and
-    ``post_tool_call``. Each call gets a fresh detached `hookreg.RunContext`.
+    as the SDK would. A call outliving the tool's ``timeout_seconds`` fails
+    the same way with kind ``TIMEOUT`` over the tool's timeout text (or
+    raises `ToolTimeoutError` under ``timeout_behavior="raise_exception"``).
+    A result passes through ``transform_tool_result`` and
+    ``post_tool_call``. A `StopRun` from a hook ends the run's session as
+    ``stopped`` and propagates (the SDK wraps it in ``UserError``; the entry
+    points of `HookregRunHooks` unwrap it). A call inside a run driven by
+    `HookregRunHooks` gets that run's `hookreg.RunContext`, else a fresh
+    detached one.
 
     Args:
         tool: A function tool, e.g. from ``@function_tool``.
@@ -128,32 +251,65 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
             "Pass function tools, or use guard_tools() to leave hosted tools as they are."
         )
         raise HookTypeError(msg)
-    guarded = copy.copy(tool)
-    # The copy re-raises tool errors so the wrapper below can observe and rewrite them.
-    set_function_tool_failure_error_function(guarded, None)
+    guarded, formatter = _raising_copy(tool)
     invoke = guarded.on_invoke_tool
+    # The SDK enforces timeout_seconds by cancelling the invoker, which would leave the hooks no failure to see:
+    # the guarded copy enforces it inside instead, as a failure with kind TIMEOUT.
+    limit, guarded.timeout_seconds = tool.timeout_seconds, None
 
-    async def invoke_with_hooks(ctx: ToolContext[Any], input_json: str) -> Any:
-        call = _ToolCall(registry, RunContext(), tool.name, ctx.tool_call_id)
-        args: object = json.loads(input_json) if input_json.strip() else {}
-        verdict = await call.gate(args)
-        if not verdict.allowed:
-            return verdict.text
-        effective = verdict.call.args
-        started = time.perf_counter()
+    async def call_tool(ctx: ToolContext[Any], input_json: str) -> Any:
+        run = _RUNS.get(id(ctx.usage))
+        call = _ToolCall(registry, run.state.run if run else RunContext(), tool.name, ctx.tool_call_id)
         try:
-            raw = await invoke(ctx, json.dumps(dict(effective)) if verdict.rewritten else input_json)
-        except Exception as exc:
-            ms = (time.perf_counter() - started) * 1000
-            base = await maybe_invoke_function_tool_failure_error_function(function_tool=tool, context=ctx, error=exc)
-            message = await call.failed(effective, exc, base if base is not None else str(exc), ms)
-            if base is None and not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+            verdict = await call.gate(_model_arguments(input_json), offered=run.offered if run else None)
+            if not verdict.allowed:
+                return verdict.text
+            args = verdict.call.args
+            started = time.perf_counter()
+            deadline = asyncio.timeout(limit)
+            try:
+                async with deadline:
+                    raw = await invoke(ctx, json.dumps(dict(args)) if verdict.rewritten else input_json)
+            except StopRun:
                 raise
-            return message
-        return await call.succeeded(effective, raw, (time.perf_counter() - started) * 1000)
+            except Exception as exc:
+                ms = (time.perf_counter() - started) * 1000
+                if deadline.expired() and limit is not None:
+                    return await _timed_out(tool, call, ctx, args, limit=limit, ms=ms)
+                base = await formatter(ctx, exc)
+                if base is None and not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+                    raise
+                return await call.failed(args, exc, str(exc) if base is None else base, ms)
+            return await call.succeeded(args, raw, (time.perf_counter() - started) * 1000)
+        except StopRun as stop:
+            if run is not None:
+                await run.end_with(stop)
+            raise
 
-    guarded.on_invoke_tool = invoke_with_hooks
+    guarded.on_invoke_tool = call_tool
     return guarded
+
+
+async def _timed_out(  # noqa: PLR0913 -- the tool, the call, and what the timeout was
+    tool: FunctionTool, call: _ToolCall, ctx: ToolContext[Any], args: Mapping[str, object], *, limit: float, ms: float
+) -> str:
+    """A call that outlived the tool's ``timeout_seconds``: fail it with kind TIMEOUT, as the tool asks.
+
+    ``timeout_behavior="raise_exception"`` raises the SDK's `ToolTimeoutError`;
+    otherwise ``on_tool_error`` chains over the tool's
+    ``timeout_error_function`` text, or the SDK's default wording.
+    """
+    error = ToolTimeoutError(tool_name=tool.name, timeout_seconds=limit)
+    if tool.timeout_behavior == "raise_exception":
+        raise error
+    if tool.timeout_error_function is None:
+        base = f"Tool '{tool.name}' timed out after {limit:g} seconds."
+    else:
+        text = tool.timeout_error_function(ctx, error)
+        base = str(await text if inspect.isawaitable(text) else text)
+    request = ToolCallRequest(call.call_id, call.tool_name, args)
+    steps = failed(call.registry, call.run, request, error, kind=ToolErrorKind.TIMEOUT, message=base, duration_ms=ms)
+    return await adrive(call.registry, steps)
 
 
 def guard_tools(tools: Iterable[Tool], registry: HookRegistry) -> list[Tool]:
@@ -173,28 +329,316 @@ def guard_tools(tools: Iterable[Tool], registry: HookRegistry) -> list[Tool]:
     return [guard_tool(tool, registry) if isinstance(tool, FunctionTool) else tool for tool in tools]
 
 
+# --- per-run state ---------------------------------------------------------------------------
+
+
+class _Run:
+    """One SDK run as hookreg sees it: the shared `RunState`, whether its start ran, the tools offered this turn."""
+
+    __slots__ = ("__weakref__", "hooks", "offered", "started", "state")
+
+    def __init__(self, hooks: HookregRunHooks, state: RunState) -> None:
+        self.hooks = hooks
+        self.state = state
+        self.started = False
+        self.offered: frozenset[str] | None = None
+
+    async def end_with(self, error: BaseException) -> None:
+        """End the session with the outcome of `error` (once per run)."""
+        await adrive(self.state.registry, self.state.end_with(error))
+
+    async def end(self, outcome: RunOutcome) -> None:
+        """End the session with `outcome` (once per run)."""
+        await adrive(self.state.registry, self.state.end(outcome))
+
+
+_RUNS: dict[int, _Run] = {}
+"""Live runs by ``id(usage)``: every hook and tool context of one SDK run shares its `Usage` object."""
+
+
+class _Entry:
+    """What an entry point (`HookregRunHooks.run`) learns about the run it started."""
+
+    __slots__ = ("hooks", "run")
+
+    def __init__(self, hooks: HookregRunHooks) -> None:
+        self.hooks = hooks
+        self.run: _Run | None = None
+
+
+_ENTRY: contextvars.ContextVar[_Entry | None] = contextvars.ContextVar("hookreg_openai_entry", default=None)
+
+
+class _Call:
+    """One model call: opened by the model-input filter, filled by ``on_llm_start``, served by `_PatchedModel`.
+
+    The filter runs in the run's own task right before each model call, so a
+    context variable set there reaches ``on_llm_start`` (a child task) and the
+    model call that follow, and no other run.
+    """
+
+    __slots__ = ("agent", "claimed", "model", "patch", "run", "selected", "served_by")
+
+    def __init__(self, model: _PatchedModel, agent: Agent[Any]) -> None:
+        self.model = model
+        self.agent = agent
+        self.claimed = False
+        self.run: _Run | None = None
+        self.served_by: Model | None = None
+        self.patch = RequestPatch()
+        self.selected: str | None = None
+
+
+_CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("hookreg_openai_call", default=None)
+
+
+# --- the model of each call ---------------------------------------------------------------------
+
+
+class _PatchedModel(Model):
+    """The run's `Model`: serves each call with the model and settings hooks chose for that very call."""
+
+    def __init__(self, base: RunConfig, models: Mapping[str, Model]) -> None:
+        self.base = base
+        self.models = models
+
+    def default_model(self, agent: Agent[Any]) -> Model:
+        """The model the SDK would call for `agent` under the run's own settings."""
+        target = self.base.model if self.base.model is not None else agent.model
+        return target if isinstance(target, Model) else self.base.model_provider.get_model(target)
+
+    def default_name(self, agent: Agent[Any]) -> str:
+        """The name ``model_select`` hooks see as ``default_model``."""
+        return _model_name(self.base.model if self.base.model is not None else agent.model)
+
+    def _serve(
+        self, instructions: str | None, settings: ModelSettings
+    ) -> tuple[_Call, Model, str | None, ModelSettings]:
+        call = _CALL.get()
+        if call is None or call.model is not self:
+            msg = (
+                f"Cannot call the model through {self!r}: no model-input filter opened this call. "
+                "Pass the RunConfig that HookregRunHooks.run_config() returns, unchanged, to Runner.run."
+            )
+            raise HookValueError(msg, point=HookPoint.PRE_MODEL_CALL)
+        patch = call.patch
+        if call.selected is None:
+            model = self.default_model(call.agent)
+        else:
+            model = self.models.get(call.selected) or self.base.model_provider.get_model(call.selected)
+        agent = call.agent
+        if agent.model_settings == _implicit_settings(agent.model):
+            # The SDK lays the default settings of the model it resolves (a gpt-5's reasoning effort) under
+            # the run's; it skips that for a Model object such as this one, so they are laid here.
+            chosen = call.selected or (self.base.model if self.base.model is not None else agent.model)
+            settings = _implicit_settings(chosen).resolve(settings)
+        call.served_by = model
+        texts = [patch.preamble or "", instructions or "", *(patch.extra_context or ())]
+        return call, model, "\n\n".join(t for t in texts if t) or None, _settings(patch, settings)
+
+    def get_retry_advice(self, request: ModelRetryAdviceRequest) -> ModelRetryAdvice | None:
+        """The retry advice of the model that served this task's current call (its provider's hints)."""
+        call = _CALL.get()
+        served = call.served_by if call is not None and call.model is self else None
+        return None if served is None else served.get_retry_advice(request)
+
+    async def get_response(  # forwards the SDK's arguments, whatever its version
+        self,
+        system_instructions: str | None,
+        input: Any,
+        model_settings: ModelSettings,
+        *args: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
+        """Call the chosen model with this call's patch applied; ``model_turn_finished`` may ask again."""
+        call, model, instructions, settings = self._serve(system_instructions, model_settings)
+        args, kwargs = _offered_only(call.patch, args, kwargs)
+        input = _sent(call.patch, input)
+        while True:
+            response = await model.get_response(instructions, input, settings, *args, **kwargs)
+            answer = _Answer(
+                output=response.output, usage=response.usage, message_id=response.response_id, model=_model_name(model)
+            )
+            action = await _turn_finished(call, answer, settings)
+            if action.kind == "continue":
+                return response
+            if action.kind == "feedback":
+                feedback = {"role": "user", "content": action.feedback or ""}
+                input = [*ItemHelpers.input_to_new_input_list(input), *response.to_input_items(), feedback]
+
+    def stream_response(  # forwards the SDK's arguments, whatever its version
+        self,
+        system_instructions: str | None,
+        input: Any,
+        model_settings: ModelSettings,
+        *args: Any,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """Stream from the chosen model with this call's patch applied; ``model_turn_finished`` observes the end."""
+        call, model, instructions, settings = self._serve(system_instructions, model_settings)
+        args, kwargs = _offered_only(call.patch, args, kwargs)
+        sent = _sent(call.patch, input)
+        return _streamed(call, model.stream_response(instructions, sent, settings, *args, **kwargs), settings)
+
+
+def _offered_only(
+    patch: RequestPatch, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The model call's arguments with its tools cut to the patch's ``active_tools`` (all when unset).
+
+    The SDK passes ``tools`` by keyword in blocking runs and as the first of
+    the remaining positional arguments in streamed ones.
+    """
+    if patch.active_tools is None:
+        return args, kwargs
+    active = patch.active_tools
+    if "tools" in kwargs:
+        return args, {**kwargs, "tools": [t for t in kwargs["tools"] if getattr(t, "name", None) in active]}
+    if args:
+        return ([t for t in args[0] if getattr(t, "name", None) in active], *args[1:]), kwargs
+    return args, kwargs
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class _Answer:
+    """What one model call answered, as the SDK exposes it (a blocking call has no status: no finish reason)."""
+
+    output: list[Any]
+    usage: Any
+    message_id: str | None
+    model: str | None
+    status: str | None = None
+    reason: str | None = None
+
+
+async def _streamed(call: _Call, events: AsyncIterator[Any], settings: ModelSettings) -> AsyncIterator[Any]:
+    """`events`, firing ``model_turn_finished`` at the response's terminal event before passing it on."""
+    async for event in events:
+        response = getattr(event, "response", None)
+        if getattr(event, "type", None) in _TERMINAL_EVENTS and response is not None:
+            incomplete = getattr(response, "incomplete_details", None)
+            answer = _Answer(
+                output=list(response.output),
+                usage=response.usage,
+                message_id=response.id,
+                model=response.model,
+                status=response.status,
+                reason=getattr(incomplete, "reason", None),
+            )
+            action = await _turn_finished(call, answer, settings)
+            if action.kind != "continue":
+                msg = (
+                    f"Cannot {action.kind} turn {call.run.state.turns if call.run else 0} of a streamed OpenAI Agents "
+                    f"run as hook {action.decided_by!r} asked: its events already reached the caller. Continue "
+                    "(or let the agent stop) in streamed runs, or run blocking (hooks.run) to ask again."
+                )
+                raise HookValueError(msg, point=HookPoint.MODEL_TURN_FINISHED)
+        yield event
+
+
+_TERMINAL_EVENTS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+
+_ANSWER_POINTS: Final = (HookPoint.MODEL_TURN_FINISHED, HookPoint.STOP)
+
+
+async def _turn_finished(call: _Call, answer: _Answer, settings: ModelSettings) -> TurnAction:
+    """Fire ``model_turn_finished`` for one answer, then ``stop`` for a final one; return what to do.
+
+    A ``stop`` hook that keeps the run going (`hookreg._lifecycle.RunState.stop`)
+    becomes a retry with its feedback.
+    """
+    run = call.run
+    if run is None or not any(run.hooks.registry.has_hooks(point) for point in _ANSWER_POINTS):
+        return TurnAction.continue_run()
+    calls = [item for item in answer.output if isinstance(item, ResponseFunctionToolCall)]
+    requests = [ToolCallRequest(item.call_id, item.name, _object_or_empty(item.arguments)) for item in calls]
+    finish, raw = _finish_reason(answer.status, answer.reason, bool(requests))
+    usage = answer.usage
+    ctx = ModelTurnFinishedContext(
+        turn=run.state.turns,
+        text="".join(ItemHelpers.extract_last_text(item) or "" for item in answer.output),
+        tool_calls=requests,
+        finish_reason=finish,
+        raw_finish_reason=raw,
+        message_id=answer.message_id,
+        model=answer.model,
+        max_tokens=settings.max_tokens,
+        usage={
+            "input_tokens": int(getattr(usage, "input_tokens", 0) or 0),
+            "output_tokens": int(getattr(usage, "output_tokens", 0) or 0),
+            "total_tokens": int(getattr(usage, "total_tokens", 0) or 0),
+        },
+        run=run.state.run,
+    )
+    registry = run.hooks.registry
+    try:
+        action = TurnAction.continue_run()
+        if registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):
+            action = await registry.adecide(HookPoint.MODEL_TURN_FINISHED, ctx)
+        if action.kind == "continue" and not requests:  # a final answer: may the agent stop?
+            feedback = await adrive(registry, run.state.stop(ctx.text))
+            if feedback is not None:
+                action = TurnAction.retry_with_feedback(feedback)
+    except StopRun as stop:
+        await run.end_with(stop)
+        raise
+    if action.kind != "continue" and requests:
+        raise _refused_retry(run.state.turns, action.decided_by, [r.tool_name for r in requests])
+    return action
+
+
+def _finish_reason(status: str | None, reason: str | None, has_calls: bool) -> tuple[FinishReason | None, str | None]:
+    """The Responses API's ending as a `FinishReason` and the API's own word for it.
+
+    An incomplete response names its reason (``max_output_tokens``,
+    ``content_filter``); a ``completed`` one ended on tool calls when it
+    carries some, else on a stop. A blocking call exposes neither: ``None``.
+    """
+    if reason:
+        return FinishReason.from_raw(reason), reason
+    if status == "completed":
+        return (FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP), status
+    return FinishReason.from_raw(status), status
+
+
+def _object_or_empty(arguments: str) -> Mapping[str, object]:
+    """A tool call's arguments as a mapping: ``{}`` when they are not a JSON object."""
+    parsed = _model_arguments(arguments)
+    return parsed if isinstance(parsed, Mapping) else {}
+
+
+# --- the run hooks ---------------------------------------------------------------------------------
+
+
 class HookregRunHooks(RunHooks[Any]):
-    """SDK run hooks firing hookreg's session, turn and model points; use a fresh one per run.
+    """SDK run hooks firing hookreg's session, turn and model points; one object may serve many runs.
 
-    ``on_session_start`` fires when the first agent starts (``goal`` is the
-    first user message's text), ``post_turn`` after every model response (its
-    text output), ``on_session_end`` with a ``completed`` outcome when an
-    agent produces the final output, or ``stopped`` when a hook stops the run
-    before a model call. The SDK calls no run hook when a run fails, so a
-    failed run fires no ``on_session_end``.
+    Each run gets its own `hookreg.RunContext` and lifecycle: ``on_session_start``
+    when its first agent starts (``goal`` is the first user message's text),
+    ``user_prompt_submit`` then, per model call, ``pre_turn`` (turns count
+    from 1 in every run, each with a fresh ``turn_scratchpad``),
+    ``pre_model_call`` and ``model_select`` before the call, ``post_turn``
+    after it. A deny (or an unanswered ``ask``) at ``user_prompt_submit`` or
+    ``pre_turn`` raises `hookreg.StopRun` with its reason before the model is
+    called. ``on_session_end`` fires exactly once per run: ``completed`` when
+    an agent produces the final output, ``stopped`` on a `StopRun`; the SDK
+    calls no hook when a run fails or is cancelled, so ``failed`` and
+    ``cancelled`` need the entry points `run` / `run_streamed` +
+    `stream_events`, which also hand the caller a tool hook's `StopRun`
+    instead of the SDK's ``UserError``.
 
-    ``user_prompt_submit``, ``pre_turn``, ``pre_model_call`` and
-    ``model_select`` need the model-input filter: pass
-    ``run_config=hooks.run_config()`` to the same ``Runner.run`` call.
+    Patches, ``model_select``, ``model_turn_finished`` and ``stop`` need
+    `run_config` (the entry points install it); without it a patch that
+    changes anything raises `HookValueError`.
 
     Attributes:
         registry: The hooks to run.
         models: Models a ``model_select`` hook may pick by name.
-        run: The `hookreg.RunContext` of this run.
     """
 
     def __init__(self, registry: HookRegistry, *, models: Mapping[str, Model] | None = None) -> None:
-        """Fire `registry`'s hooks during one SDK run.
+        """Fire `registry`'s hooks during SDK runs.
 
         Args:
             registry: The hooks to run.
@@ -206,14 +650,112 @@ class HookregRunHooks(RunHooks[Any]):
         """
         self.registry: HookRegistry = _require_registry(registry, "HookregRunHooks")
         self.models: Mapping[str, Model] = dict(models or {})
-        self.run: RunContext = RunContext()
-        self._started = False
-        self._prompted = False
-        self._config: RunConfig | None = None
-        self._base: RunConfig | None = None
+
+    # --- entry points
+
+    async def run(
+        self, starting_agent: Agent[Any], input: Any, *, run_config: RunConfig | None = None, **kwargs: Any
+    ) -> RunResult:
+        """``Runner.run`` with these hooks and their `run_config`, ending the session on every path.
+
+        A run that raises fires ``on_session_end`` (``stopped`` for a
+        `StopRun`, ``failed`` for another exception, ``cancelled`` when the
+        task is cancelled) and re-raises; a `StopRun` the SDK wrapped in its
+        ``UserError`` (one raised in a tool hook) reaches the caller as the
+        same `StopRun` object.
+
+        Args:
+            starting_agent: The agent to run.
+            input: The user input (text or input items).
+            run_config: The run's own settings, see `run_config`.
+            **kwargs: Passed to ``Runner.run`` (``context``, ``max_turns``, ``session``...).
+
+        Returns:
+            The SDK's `RunResult`.
+        """
+        entry = _Entry(self)
+        config = self.run_config(run_config)
+        token = _ENTRY.set(entry)
+        try:
+            result = await Runner.run(starting_agent, input, hooks=self, run_config=config, **kwargs)
+        except BaseException as exc:
+            error = await _ended(entry, exc)
+            if error is exc:
+                raise
+            raise error  # noqa: B904 -- the hook's own StopRun; the SDK's wrapper stays as its context
+        finally:
+            _ENTRY.reset(token)
+        await _settle(entry, result)
+        return result
+
+    def run_streamed(
+        self, starting_agent: Agent[Any], input: Any, *, run_config: RunConfig | None = None, **kwargs: Any
+    ) -> RunResultStreaming:
+        """``Runner.run_streamed`` with these hooks and their `run_config`; iterate it with `stream_events`.
+
+        Args:
+            starting_agent: The agent to run.
+            input: The user input (text or input items).
+            run_config: The run's own settings, see `run_config`.
+            **kwargs: Passed to ``Runner.run_streamed``.
+
+        Returns:
+            The SDK's `RunResultStreaming`; `stream_events` ends the session on every path.
+        """
+        entry = _Entry(self)
+        config = self.run_config(run_config)
+        token = _ENTRY.set(entry)  # the run's task copies the context now
+        try:
+            result = Runner.run_streamed(starting_agent, input, hooks=self, run_config=config, **kwargs)
+        finally:
+            _ENTRY.reset(token)
+        _STREAMS[id(result)] = entry
+        weakref.finalize(result, _STREAMS.pop, id(result), None)
+        return result
+
+    async def stream_events(self, result: RunResultStreaming) -> AsyncIterator[StreamEvent]:
+        """Yield `result`'s stream events unchanged, firing the delta points for the model's raw deltas.
+
+        For a run started with `run_streamed`, the end of the stream also ends
+        the session (``completed``, or ``cancelled`` after ``result.cancel()``),
+        and an exception it raises ends it too (``stopped`` / ``failed``) and
+        reaches the caller unwrapped, as in `run`.
+
+        Args:
+            result: What ``Runner.run_streamed(..., hooks=self)`` returned.
+
+        Yields:
+            Every event of ``result.stream_events()``, in order.
+        """
+        entry = _STREAMS.get(id(result))
+        run = entry.run.state.run if entry is not None and entry.run is not None else RunContext()
+        texts: dict[str, str] = {}
+        calls: dict[str, tuple[str, str]] = {}
+        try:
+            async for event in result.stream_events():
+                if isinstance(event, RawResponsesStreamEvent):
+                    if entry is not None and entry.run is not None:
+                        run = entry.run.state.run
+                    await self._delta(dataclasses.replace(run, is_streaming=True), event.data, texts, calls)
+                yield event
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            result.cancel()  # a delta hook failed, or the consumer was cancelled: the run must not go on unseen
+            error = exc if entry is None else await _ended(entry, exc)
+            if error is exc:
+                raise
+            raise error  # noqa: B904 -- the hook's own StopRun; the SDK's wrapper stays as its context
+        if entry is not None:
+            await _settle(entry, result)
 
     def run_config(self, base: RunConfig | None = None) -> RunConfig:
-        """Return a copy of `base` whose model-input filter fires the turn and model points.
+        """Return a copy of `base` that fires the turn and model points and applies their patches per call.
+
+        The copy's ``call_model_input_filter`` opens a slot for each model
+        call and its ``model`` serves the call with the model and settings the
+        hooks chose for it (the run's own ``model``, or the agent's, by
+        default). The returned config may be reused across runs.
 
         Args:
             base: The run's own settings; ``None`` for the SDK defaults. Its
@@ -233,76 +775,113 @@ class HookregRunHooks(RunHooks[Any]):
                 "instead."
             )
             raise HookTypeError(msg)
-        self._base = base
-        self._config = dataclasses.replace(base, call_model_input_filter=self.filter_model_input)
-        return self._config
+        model = _PatchedModel(base, self.models)
 
-    async def _settle(self, result: HookResult) -> HookResult:
-        if result.decision is not Decision.ASK:
-            return result
-        question = OnInteractionContext(question=result.reason, options=("allow", "deny"), tool_name=None, run=self.run)
-        return await self.registry.adecide(HookPoint.ON_INTERACTION, question)
+        def open_call(data: CallModelData[Any]) -> ModelInputData:
+            _CALL.set(_Call(model, data.agent))
+            return data.model_data
 
-    async def _stop(self, verdict: HookResult) -> None:
-        """End the session as stopped and raise `StopRun` when `verdict` is not an allow."""
-        if verdict.allowed:
-            return
-        outcome = RunOutcome(status="stopped", reason=verdict.reason, turns=self.run.turn)
-        end = OnSessionEndContext(session_id=self.run.session_id, outcome=outcome, run=self.run)
-        await self.registry.anotify(HookPoint.ON_SESSION_END, end)
-        raise StopRun(verdict.reason)
+        return dataclasses.replace(base, model=model, call_model_input_filter=open_call)
 
-    async def filter_model_input(self, data: CallModelData[Any]) -> ModelInputData:
-        """The ``call_model_input_filter``: fire the turn and model points before one model call."""
-        registry, model_input = self.registry, data.model_data
-        prompt = _first_user_text(model_input.input)
-        if not self._prompted:
-            self._prompted = True
-            submitted = UserPromptSubmitContext(content=prompt, run=self.run)
-            await self._stop(await self._settle(await registry.adecide(HookPoint.USER_PROMPT_SUBMIT, submitted)))
-        turn = self.run.turn + 1
-        pre = PreTurnContext(prompt=prompt, turn=turn, run=self.run)
-        await self._stop(await self._settle(await registry.adecide(HookPoint.PRE_TURN, pre)))
-        patch = RequestPatch()
-        if registry.has_hooks(HookPoint.PRE_MODEL_CALL):
-            ctx = PreModelCallContext(
-                prompt=prompt, history=_history(model_input.input), turn=turn, patch=patch, run=self.run
-            )
-            patch = await registry.atransform(HookPoint.PRE_MODEL_CALL, ctx)
-            texts = [patch.preamble or "", model_input.instructions or "", *(patch.extra_context or ())]
-            model_input = ModelInputData(
-                input=model_input.input, instructions="\n\n".join(t for t in texts if t) or None
-            )
-        if self._config is not None and self._base is not None:
-            self._config.model_settings = _settings(patch, self._base.model_settings)
-            self._config.model = self._base.model
-            if registry.has_hooks(HookPoint.MODEL_SELECT):
-                default = _model_name(self._base.model or data.agent.model)
-                select = ModelSelectContext(default_model=default, selected_model=default, patch=patch, run=self.run)
-                name = await registry.atransform(HookPoint.MODEL_SELECT, select)
-                if name != default:
-                    self._config.model = self.models.get(name) or name
-        return model_input
+    # --- SDK hooks
 
-    async def stream_events(self, result: RunResultStreaming) -> AsyncIterator[StreamEvent]:
-        """Yield `result`'s stream events unchanged, firing the delta points for the model's raw deltas.
+    def _run(self, usage: Usage, goal: Iterable[object], *, starting: bool = False) -> _Run:
+        """The state of the run `usage` belongs to, created (and claimed by an entry point) on first sight.
 
-        Args:
-            result: What ``Runner.run_streamed(..., hooks=self)`` returned.
-
-        Yields:
-            Every event of ``result.stream_events()``, in order.
+        An agent or a model call `starting` after the run ended belongs to a
+        new run on the same SDK context (a resumed run state): it gets a fresh
+        state, turns counted from 1 again.
         """
-        texts: dict[str, str] = {}
-        calls: dict[str, tuple[str, str]] = {}
-        async for event in result.stream_events():
-            if isinstance(event, RawResponsesStreamEvent):
-                await self._delta(event.data, texts, calls)
-            yield event
+        key = id(usage)
+        run = _RUNS.get(key)
+        if run is None or (starting and run.state.ended):
+            run = _Run(self, RunState(self.registry, RunContext(), _first_user_text(goal)))
+            entry = _ENTRY.get()
+            if entry is not None and entry.hooks is self and entry.run is None:
+                entry.run = run
+            _RUNS[key] = run
+            weakref.finalize(usage, _RUNS.pop, key, None)
+        return run
 
-    async def _delta(self, data: object, texts: dict[str, str], calls: dict[str, tuple[str, str]]) -> None:
+    async def on_agent_start(self, context: AgentHookContext[Any], agent: Agent[Any]) -> None:
+        """Track the run; name its agent."""
+        run = self._run(context.usage, context.turn_input, starting=True)
+        run.state.run = dataclasses.replace(run.state.run, agent_name=agent.name)
+
+    async def on_llm_start(
+        self,
+        context: RunContextWrapper[Any],
+        agent: Agent[Any],
+        system_prompt: str | None,
+        input_items: list[Any],
+    ) -> None:
+        """Before one model call: the run's start (once), ``pre_turn``, then the call's patch and model."""
+        run = self._run(context.usage, input_items, starting=True)
+        call = _CALL.get()
+        if call is not None and call.claimed:
+            call = None  # a slot of an earlier call: this run has no hookreg filter
+        if call is not None:
+            call.claimed = True
+        state, registry = run.state, self.registry
+        try:
+            if not run.started:
+                run.started = True
+                if state.run.agent_name is None:
+                    state.run = dataclasses.replace(state.run, agent_name=agent.name)
+                await self._check(run, await adrive(registry, state.start()))
+            await self._check(run, await adrive(registry, state.turn()))
+            patch = RequestPatch()
+            if registry.has_hooks(HookPoint.PRE_MODEL_CALL):
+                ctx = PreModelCallContext(
+                    prompt=state.goal, history=_history(input_items), turn=state.turns, patch=patch, run=state.run
+                )
+                patch = await registry.atransform(HookPoint.PRE_MODEL_CALL, ctx)
+            selected: str | None = None
+            if registry.has_hooks(HookPoint.MODEL_SELECT):
+                default = call.model.default_name(agent) if call else _model_name(agent.model)
+                select = ModelSelectContext(default_model=default, selected_model=default, patch=patch, run=state.run)
+                name = await registry.atransform(HookPoint.MODEL_SELECT, select)
+                selected = None if name == default else name
+        except StopRun as stop:
+            await run.end_with(stop)
+            raise
+        run.offered = patch.active_tools
+        if call is not None:
+            call.patch, call.selected, call.run = patch, selected, run
+        elif patch != RequestPatch() or selected is not None:
+            msg = (
+                f"Cannot apply {patch!r} (model {selected!r}) to this model call: the run has no hookreg "
+                "RunConfig. Start it with hooks.run(...), or pass run_config=hooks.run_config() to Runner.run."
+            )
+            raise HookValueError(msg, point=HookPoint.PRE_MODEL_CALL)
+
+    async def _check(self, run: _Run, outcome: RunOutcome | None) -> None:
+        """Stop the run when a run-level gate returned a ``stopped`` outcome."""
+        if outcome is not None:
+            await run.end(outcome)
+            raise StopRun(outcome.reason)
+
+    async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse) -> None:
+        """Fire ``post_turn`` with the response's text."""
+        run = self._run(context.usage, ())
+        if self.registry.has_hooks(HookPoint.POST_TURN):
+            text = "".join(ItemHelpers.extract_last_text(item) or "" for item in response.output)
+            post = PostTurnContext(turn=run.state.turns, response_text=text, run=run.state.run)
+            try:
+                await self.registry.anotify(HookPoint.POST_TURN, post)
+            except StopRun as stop:  # an observer may end the run too
+                await run.end_with(stop)
+                raise
+
+    async def on_agent_end(self, context: AgentHookContext[Any], agent: Agent[Any], output: Any) -> None:
+        """Fire ``on_session_end`` with a completed outcome."""
+        run = self._run(context.usage, ())
+        await run.end(RunOutcome(status="completed", turns=run.state.turns))
+
+    async def _delta(
+        self, run: RunContext, data: object, texts: dict[str, str], calls: dict[str, tuple[str, str]]
+    ) -> None:
         """Fire the delta point for one raw response event; `texts` and `calls` carry state across events."""
-        run = dataclasses.replace(self.run, is_streaming=True)
         if isinstance(data, ResponseOutputItemAddedEvent) and isinstance(data.item, ResponseFunctionToolCall):
             calls[data.item.id or data.item.call_id] = (data.item.call_id, data.item.name)
         elif isinstance(data, ResponseFunctionCallArgumentsDeltaEvent):
@@ -318,36 +897,40 @@ class HookregRunHooks(RunHooks[Any]):
             thought = ReasoningDeltaContext(delta=data.delta, aggregated=aggregated, run=run)
             await self.registry.anotify(HookPoint.REASONING_DELTA, thought)
 
-    async def on_agent_start(self, context: AgentHookContext[Any], agent: Agent[Any]) -> None:
-        """Fire ``on_session_start`` once, for the run's first agent."""
-        if self._started:
-            return
-        self._started = True
-        self.run = RunContext(run_id=self.run.run_id, agent_name=agent.name, scratchpad=self.run.scratchpad)
-        start = OnSessionStartContext(
-            session_id=self.run.session_id, goal=_first_user_text(context.turn_input), run=self.run
-        )
-        await self.registry.anotify(HookPoint.ON_SESSION_START, start)
 
-    async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse) -> None:
-        """Fire ``post_turn`` with the response's text."""
-        self.run = RunContext(
-            run_id=self.run.run_id,
-            session_id=self.run.session_id,
-            turn=self.run.turn + 1,
-            agent_name=agent.name,
-            scratchpad=self.run.scratchpad,
-        )
-        if self.registry.has_hooks(HookPoint.POST_TURN):
-            text = "".join(ItemHelpers.extract_last_text(item) or "" for item in response.output)
-            post = PostTurnContext(turn=self.run.turn, response_text=text, run=self.run)
-            await self.registry.anotify(HookPoint.POST_TURN, post)
+_STREAMS: dict[int, _Entry] = {}
+"""Streamed runs started by `HookregRunHooks.run_streamed`, by ``id(result)``, until their stream ends."""
 
-    async def on_agent_end(self, context: AgentHookContext[Any], agent: Agent[Any], output: Any) -> None:
-        """Fire ``on_session_end`` with a completed outcome."""
-        outcome = RunOutcome(status="completed", turns=self.run.turn)
-        end = OnSessionEndContext(session_id=self.run.session_id, outcome=outcome, run=self.run)
-        await self.registry.anotify(HookPoint.ON_SESSION_END, end)
+
+def _unwrapped(error: BaseException) -> BaseException:
+    """The `StopRun` behind `error` (the SDK wraps a tool's exception in ``UserError``), else `error`."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, StopRun):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__
+    return error
+
+
+async def _ended(entry: _Entry, error: BaseException) -> BaseException:
+    """End the entry's session for `error` (once) and return the exception the caller gets."""
+    error = _unwrapped(error)
+    if entry.run is not None:
+        await entry.run.end_with(error)
+    return error
+
+
+async def _settle(entry: _Entry, result: RunResult | RunResultStreaming) -> None:
+    """End the session of a run that returned: ``completed``, or ``cancelled`` when it has no final output."""
+    run = entry.run
+    if run is None or run.state.ended:
+        return
+    if result.final_output is None and not result.interruptions:
+        await run.end(RunOutcome(status="cancelled", reason="the run was cancelled", turns=run.state.turns))
+    else:
+        await run.end(RunOutcome(status="completed", turns=run.state.turns))
 
 
 def _first_user_text(items: Iterable[object]) -> str:
@@ -377,8 +960,26 @@ def _history(items: Iterable[object]) -> list[Message]:
     return history
 
 
-def _settings(patch: RequestPatch, base: ModelSettings | None) -> ModelSettings | None:
-    """The run's model settings with the patch's per-call settings laid over them."""
+def _sent(patch: RequestPatch, items: Any) -> Any:
+    """The input items a call sends: the patch's ``messages`` as SDK items, else `items` (the inverse of `_history`)."""
+    if patch.messages is None:
+        return items
+    sent: list[dict[str, object]] = []
+    for message in patch.messages:
+        if message.role == "tool":
+            sent.append(
+                {"type": "function_call_output", "call_id": message.tool_call_id or "", "output": message.content}
+            )
+        elif message.role == "assistant" and message.name and message.tool_call_id:
+            call = {"name": message.name, "arguments": message.content}
+            sent.append({"type": "function_call", "call_id": message.tool_call_id, **call})
+        else:
+            sent.append({"role": message.role, "content": message.content})
+    return sent
+
+
+def _settings(patch: RequestPatch, base: ModelSettings) -> ModelSettings:
+    """The call's model settings with the patch's per-call settings laid over them."""
     override = ModelSettings(
         temperature=patch.temperature,
         max_tokens=patch.max_tokens,
@@ -387,11 +988,18 @@ def _settings(patch: RequestPatch, base: ModelSettings | None) -> ModelSettings 
     )
     if override == ModelSettings():
         return base
-    return (base or ModelSettings()).resolve(override)
+    return base.resolve(override)
+
+
+def _implicit_settings(model: str | Model | None) -> ModelSettings:
+    """The settings the SDK implies for `model`: a named model's defaults, none for a `Model` object."""
+    return ModelSettings() if isinstance(model, Model) else get_default_model_settings(model)
 
 
 def _model_name(model: object) -> str:
-    """A model's name: the string itself, a model object's ``model`` attribute, else its class name."""
+    """A model's name: the string itself, the SDK's default for none, a model object's ``model``, else its class."""
+    if model is None:
+        return get_default_model()
     if isinstance(model, str):
         return model
     name = getattr(model, "model", None)
@@ -399,17 +1007,14 @@ def _model_name(model: object) -> str:
 
 
 def hookreg_run_hooks(registry: HookRegistry, *, models: Mapping[str, Model] | None = None) -> HookregRunHooks:
-    """Return fresh run hooks for ``Runner.run(..., hooks=...)`` firing `registry`'s session, turn and model points.
-
-    Pass ``run_config=hooks.run_config()`` to the same run for ``user_prompt_submit``,
-    ``pre_turn``, ``pre_model_call`` and ``model_select``.
+    """Return run hooks firing `registry`'s session, turn and model points; start runs with ``hooks.run(...)``.
 
     Args:
         registry: The hooks to run.
         models: Models a ``model_select`` hook may pick by name.
 
     Returns:
-        A `HookregRunHooks` for one run.
+        A `HookregRunHooks`, reusable across runs.
 
     Raises:
         HookTypeError: `registry` is not a `HookRegistry`.

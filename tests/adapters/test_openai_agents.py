@@ -3,26 +3,48 @@
 from __future__ import annotations
 
 import asyncio
-import copy
+import importlib
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
-from agents import Agent, FunctionTool, RunConfig, Runner, WebSearchTool, function_tool, set_tracing_disabled
-from agents.testing import ScriptedModel, assistant_message, function_call
-from openai.types.responses import ResponseReasoningItem
+from agents import (
+    Agent,
+    FunctionTool,
+    Model,
+    ModelProvider,
+    ModelResponse,
+    ModelRetryAdvice,
+    ModelRetrySettings,
+    ModelSettings,
+    RunConfig,
+    Runner,
+    ToolTimeoutError,
+    WebSearchTool,
+    function_tool,
+    retry_policies,
+    set_tracing_disabled,
+)
+from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+from agents.tool_context import ToolContext
+from openai.types.responses import ResponseCompletedEvent, ResponseReasoningItem
+from openai.types.responses.response import IncompleteDetails
 from openai.types.responses.response_reasoning_item import Summary
 
 from hookreg import (
+    FinishReason,
     HookPoint,
     HookRegistry,
     HookResult,
     HookTypeError,
     InvalidToolCallContext,
+    Message,
     ModelSelectContext,
+    ModelTurnFinishedContext,
+    OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
     PostTurnContext,
@@ -30,12 +52,18 @@ from hookreg import (
     PreToolCallDecideContext,
     PreTurnContext,
     RequestPatch,
+    Scratchpad,
+    StopContext,
     StopRun,
+    TextDeltaContext,
     ToolCallDeltaContext,
     TransformToolResultContext,
+    TurnAction,
 )
-from hookreg.adapters.openai_agents import HookregRunHooks, guard_tool, guard_tools, hookreg_run_hooks
-from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario
+from hookreg.adapters.openai_agents import HookregRunHooks, _raising_copy, guard_tool, guard_tools, hookreg_run_hooks
+from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario, echo
+
+_T = TypeVar("_T")
 
 
 @pytest.fixture(autouse=True)
@@ -64,7 +92,7 @@ def echo_tool(tool: Callable[..., str], *, raise_errors: bool = False) -> Functi
 
 
 def run_agent(registry: HookRegistry, function: FunctionTool, args: Mapping[str, object] | str) -> tuple[str, str]:
-    """Run one agent whose scripted model calls echo with `args` (a string: raw JSON); return what it saw and said."""
+    """Run one agent whose scripted model calls echo with `args`; return the tool output it saw and the answer."""
     arguments = args if isinstance(args, str) else dict(args)
     model = ScriptedModel([[function_call(TOOL_NAME, arguments, call_id="call-1")], [assistant_message("done")]])
     agent = Agent(name="tester", model=model, tools=[guard_tool(function, registry)])
@@ -346,29 +374,589 @@ def test_delta_points_fire_through_stream_events() -> None:
     assert texts == [("done", "done")]
 
 
-def test_a_deny_without_a_reason_never_runs_the_tool() -> None:
-    """A gate's deny whose reason is None (built around the constructor) is still a deny: the tool never runs."""
-    registry, tool = HookRegistry(), RecordingTool()
-    hostile = copy.copy(HookResult.deny("x"))
-    object.__setattr__(hostile, "reason", None)  # what a careless gate could hand back before reasons were checked
-    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: hostile, name="careless")
-    seen = drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model
+# --- the run contract (DESIGN §8) ---------------------------------------------------------------
+
+
+async def run_through(hooks: HookregRunHooks, agent: Agent[Any], prompt: str, *, streamed: bool) -> object:
+    """Run `agent` through the hooks' entry points, blocking or streamed; return the final output."""
+    if streamed:
+        result = hooks.run_streamed(agent, prompt)
+        async for _ in hooks.stream_events(result):
+            pass
+        return result.final_output
+    return (await hooks.run(agent, prompt)).final_output
+
+
+def tool_then_answer(call_id: str = "c1", text: str = "hi") -> ScriptedModel:
+    """A scripted model that calls echo once, then answers "done"."""
+    return ScriptedModel([[function_call(TOOL_NAME, {"text": text}, call_id=call_id)], [assistant_message("done")]])
+
+
+def record_ends(registry: HookRegistry) -> list[tuple[str, str]]:
+    """Record each on_session_end as (status, reason)."""
+    ends: list[tuple[str, str]] = []
+    registry.on_session_end(lambda ctx: ends.append((ctx.outcome.status, ctx.outcome.reason)))
+    return ends
+
+
+class HangingModel(Model):
+    """A model whose every call waits forever, after setting `started`."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        """Wait forever."""
+        self.started.set()
+        await asyncio.Event().wait()
+        raise AssertionError  # pragma: no cover - never reached
+
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """Wait forever before the first event."""
+        self.started.set()
+        await asyncio.Event().wait()
+        yield  # pragma: no cover - never reached
+
+
+def forced_none_reason() -> HookResult:
+    """A deny whose reason is None, forced past the constructor's check, as a hostile hook might build."""
+    result = HookResult.deny("x")
+    object.__setattr__(result, "reason", None)
+    return result
+
+
+@pytest.mark.parametrize("answer", ["gate", "interaction", "forced-none"])
+def test_a_deny_without_reason_never_runs_the_tool(answer: str) -> None:
+    """A deny with an empty reason, from a gate or an on_interaction answer, keeps the tool from running."""
+    registry = HookRegistry()
+    denied: list[object] = []
+    registry.permission_denied(denied.append)
+    if answer == "gate":
+        registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult.deny(""), name="quiet-gate")
+    elif answer == "forced-none":
+        registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: forced_none_reason(), name="quiet-gate")
+    else:
+        registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
+        registry.register(HookPoint.ON_INTERACTION, lambda ctx: HookResult.deny(""), name="quiet-gate")
+    tool = RecordingTool()
+    seen, answer_text = run_agent(registry, echo_tool(tool), {"text": "hi"})
     assert tool.calls == []
-    assert "careless" in seen
+    assert "quiet-gate" in seen, seen
+    assert len(denied) == 1
+    assert answer_text == "done"
 
 
-def test_non_object_json_arguments_are_an_invalid_call() -> None:
-    """Arguments that parse to a JSON list reach invalid_tool_call (args={}, raw_args kept); the tool never runs."""
-    registry, tool = HookRegistry(), RecordingTool()
+@pytest.mark.parametrize(
+    ("arguments", "raw"),
+    [('{"text": ', '{"text": '), ("[1, 2]", [1, 2]), ('"hi"', "hi")],
+    ids=["malformed", "list", "string"],
+)
+def test_arguments_that_are_not_an_object_reach_invalid_tool_call(arguments: str, raw: object) -> None:
+    """Malformed or non-object JSON arguments never reach the tool: invalid_tool_call sees them, the model reads why."""
+    tool = RecordingTool()
+    seen, answer = run_agent(HookRegistry(), echo_tool(tool), arguments)
+    assert (tool.calls, answer) == ([], "done")
+    assert "expected a JSON object" in seen, seen
+    registry = HookRegistry()
     invalid: list[InvalidToolCallContext] = []
-    registry.pre_tool_call_decide(lambda ctx: HookResult.allow())
+    registry.invalid_tool_call(invalid.append)
+    seen, answer = run_agent(registry, echo_tool(tool), arguments)
+    assert (tool.calls, answer) == ([], "done")
+    assert [(ctx.tool_name, dict(ctx.args), ctx.raw_args) for ctx in invalid] == [(TOOL_NAME, {}, raw)]
 
-    @registry.invalid_tool_call
-    def note(ctx: InvalidToolCallContext) -> None:
-        invalid.append(ctx)
 
-    seen, answer = run_agent(registry, echo_tool(tool), '["hi"]')
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_a_patch_applies_to_the_call_it_was_computed_for(streamed: bool) -> None:
+    """pre_model_call settings and model_select reach the very model call they were computed for."""
+    registry = HookRegistry()
+    registry.pre_model_call(lambda ctx: RequestPatch(temperature=ctx.turn / 10, preamble=f"turn {ctx.turn}"))
+    registry.model_select(lambda ctx: "small" if ctx.run.turn == 2 else ctx.default_model)
+    big, small = tool_then_answer(), ScriptedModel([[assistant_message("small done")]])
+    big_tail = ScriptedModel()  # big must not be asked a second time
+    agent = Agent(name="tester", model=big, tools=guard_tools([echo_tool(RecordingTool())], registry))
+    hooks = hookreg_run_hooks(registry, models={"small": small, "unused": big_tail})
+
+    async def go() -> object:
+        if streamed:
+            result = Runner.run_streamed(agent, "go", hooks=hooks, run_config=hooks.run_config())
+            async for _ in result.stream_events():
+                pass
+            return result.final_output
+        return (await Runner.run(agent, "go", hooks=hooks, run_config=hooks.run_config())).final_output
+
+    assert asyncio.run(go()) == "small done"
+    assert [(c.model_settings.temperature, c.system_instructions) for c in big.calls] == [(0.1, "turn 1")]
+    assert [(c.model_settings.temperature, c.system_instructions) for c in small.calls] == [(0.2, "turn 2")]
+
+
+def test_a_patch_without_the_run_config_is_refused() -> None:
+    """A patch on a run started without the hooks' run config is an error, not silently dropped."""
+    registry = HookRegistry()
+    registry.pre_model_call(lambda ctx: RequestPatch(temperature=0.5))
+    agent = Agent(name="tester", model=answering())
+    with pytest.raises(ValueError, match=r"Cannot apply RequestPatch\(.*the run has no hookreg RunConfig"):
+        asyncio.run(Runner.run(agent, "hi", hooks=hookreg_run_hooks(registry)))
+
+
+def test_reused_hooks_gate_and_start_every_run() -> None:
+    """One hooks object reused for a second run fires on_session_start and user_prompt_submit again, with a new run."""
+    registry = HookRegistry()
+    starts: list[OnSessionStartContext] = []
+    registry.on_session_start(starts.append)
+    registry.user_prompt_submit(
+        lambda ctx: HookResult.deny("no secrets") if "secret" in ctx.content else HookResult.allow()
+    )
+    hooks = hookreg_run_hooks(registry)
+    first = asyncio.run(
+        Runner.run(Agent(name="a", model=answering()), "hello", hooks=hooks, run_config=hooks.run_config())
+    )
+    assert first.final_output == "ok"
+    model = answering()
+    with pytest.raises(StopRun, match="no secrets"):
+        asyncio.run(Runner.run(Agent(name="a", model=model), "a secret", hooks=hooks, run_config=hooks.run_config()))
+    assert model.calls == ()
+    assert [ctx.goal for ctx in starts] == ["hello", "a secret"]
+    assert starts[0].run.run_id != starts[1].run.run_id
+
+
+def test_concurrent_runs_on_one_hooks_object_keep_apart() -> None:
+    """Two runs gathered on one hooks object each get their own run, turns and tool contexts."""
+    registry = HookRegistry()
+    turns: list[tuple[str, str, int]] = []
+    tools: list[tuple[str, str]] = []
+
+    @registry.pre_turn
+    def record(ctx: PreTurnContext) -> HookResult:
+        turns.append((ctx.run.run_id, ctx.prompt, ctx.turn))
+        return HookResult.allow()
+
+    registry.post_tool_call(lambda ctx: tools.append((ctx.run.run_id, str(ctx.args["text"]))))
+    ends = record_ends(registry)
+    hooks = hookreg_run_hooks(registry)
+
+    async def both() -> list[object]:
+        agents_ = [
+            Agent(
+                name=name, model=tool_then_answer(text=name), tools=guard_tools([echo_tool(RecordingTool())], registry)
+            )
+            for name in ("one", "two")
+        ]
+        return list(await asyncio.gather(*(run_through(hooks, a, a.name, streamed=False) for a in agents_)))
+
+    assert asyncio.run(both()) == ["done", "done"]
+    runs = {prompt: run_id for run_id, prompt, _ in turns}
+    assert len(set(runs.values())) == 2
+    assert sorted((prompt, turn) for _, prompt, turn in turns) == [("one", 1), ("one", 2), ("two", 1), ("two", 2)]
+    assert all(runs[prompt] == run_id for run_id, prompt, _ in turns)
+    assert sorted(tools) == sorted([(runs["one"], "one"), (runs["two"], "two")])
+    assert ends == [("completed", ""), ("completed", "")]
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_stop_run_from_a_tool_hook_reaches_the_caller(streamed: bool) -> None:
+    """A StopRun raised by a tool hook reaches the caller as the same object; the session ends once, stopped."""
+    registry = HookRegistry()
+    stop = StopRun("enough for today")
+
+    @registry.pre_tool_call_decide
+    def halt(ctx: PreToolCallDecideContext) -> HookResult:
+        raise stop
+
+    ends = record_ends(registry)
+    tool = RecordingTool()
+    agent = Agent(name="tester", model=tool_then_answer(), tools=guard_tools([echo_tool(tool)], registry))
+    with pytest.raises(StopRun) as caught:
+        asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=streamed))
+    assert caught.value is stop
     assert tool.calls == []
-    assert [(dict(ctx.args), ctx.raw_args) for ctx in invalid] == [({}, ["hi"])]
-    assert "expected a JSON object" in seen
+    assert ends == [("stopped", "enough for today")]
+
+
+def test_stop_run_from_a_tool_hook_ends_the_session_without_the_entry_point() -> None:
+    """Run straight through Runner.run, a tool hook's StopRun still ends the session once, as stopped."""
+    registry = HookRegistry()
+    registry.post_tool_call(lambda ctx: (_ for _ in ()).throw(StopRun("seen enough")))
+    ends = record_ends(registry)
+    hooks = hookreg_run_hooks(registry)
+    agent = Agent(name="tester", model=tool_then_answer(), tools=guard_tools([echo_tool(RecordingTool())], registry))
+    with pytest.raises(Exception, match="seen enough"):
+        asyncio.run(Runner.run(agent, "go", hooks=hooks, run_config=hooks.run_config()))
+    assert ends == [("stopped", "seen enough")]
+
+
+def failing_tool() -> FunctionTool:
+    """An echo tool that always raises and asks the SDK to let the error propagate."""
+    return echo_tool(lambda **kwargs: echo("fail"), raise_errors=True)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+@pytest.mark.parametrize("path", ["completed", "model-error", "tool-error", "stop", "cancelled"])
+def test_the_session_ends_exactly_once_on_every_path(path: str, streamed: bool) -> None:
+    """on_session_end fires once, with the status of how the run ended, whatever ended it."""
+    registry = HookRegistry()
+    ends = record_ends(registry)
+    hooks = hookreg_run_hooks(registry)
+    model: Model = answering()
+    tools: list[FunctionTool] = []
+    if path == "model-error":
+        model = ScriptedModel([RuntimeError("model down")])
+    elif path == "tool-error":
+        model, tools = tool_then_answer(text="fail"), [failing_tool()]
+    elif path == "stop":
+        registry.pre_turn(lambda ctx: (_ for _ in ()).throw(StopRun("halt")))
+    elif path == "cancelled":
+        model = HangingModel()
+    agent = Agent(name="tester", model=model, tools=guard_tools(tools, registry))
+
+    async def go() -> None:
+        task = asyncio.create_task(run_through(hooks, agent, "go", streamed=streamed))
+        if isinstance(model, HangingModel):  # cancel once the model is called (or the run failed before)
+            started = asyncio.create_task(model.started.wait())
+            await asyncio.wait([task, started], return_when=asyncio.FIRST_COMPLETED)
+            started.cancel()
+            task.cancel()
+        await task
+
+    expected = {"completed": None, "model-error": RuntimeError, "tool-error": Exception, "stop": StopRun}
+    if path == "completed":
+        asyncio.run(go())
+    else:
+        with pytest.raises(expected.get(path) or asyncio.CancelledError):
+            asyncio.run(go())
+    status = {"model-error": "failed", "tool-error": "failed", "stop": "stopped"}.get(path, path)
+    assert [end[0] for end in ends] == [status]
+
+
+@pytest.mark.parametrize("point", ["user_prompt_submit", "pre_turn", "pre_tool_call_decide"])
+def test_an_ask_notifies_then_goes_to_on_interaction(point: str) -> None:
+    """A run-level or tool ask fires notification, then on_interaction; the approved run goes on."""
+    registry = HookRegistry()
+    events: list[str] = []
+    registry.register(HookPoint(point), lambda ctx: HookResult.ask("may I?"))
+    registry.notification(lambda ctx: events.append(f"notification: {ctx.message}"))
+
+    @registry.on_interaction
+    def approve(ctx: OnInteractionContext) -> HookResult:
+        events.append(f"on_interaction: {ctx.question}")
+        return HookResult.allow()
+
+    tool = RecordingTool()
+    agent = Agent(name="tester", model=tool_then_answer(), tools=guard_tools([echo_tool(tool)], registry))
+    assert asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=False)) == "done"
+    assert tool.calls == [{"text": "hi"}]
+    asks = 1 if point == "user_prompt_submit" else 2 if point == "pre_turn" else 1
+    assert len(events) == 2 * asks
+    assert events[0].startswith("notification:")
+    assert "may I?" in events[0]
+    assert events[1] == "on_interaction: may I?"
+
+
+def test_turns_count_from_one_in_every_run_with_a_fresh_turn_scratchpad() -> None:
+    """Every run counts turns from 1; each turn gets a fresh turn scratchpad over the run's scratchpad."""
+    registry = HookRegistry()
+    seen: list[tuple[int, Scratchpad, Scratchpad]] = []
+
+    @registry.pre_turn
+    def record(ctx: PreTurnContext) -> HookResult:
+        seen.append((ctx.turn, ctx.run.turn_scratchpad, ctx.run.scratchpad))
+        return HookResult.allow()
+
+    tool_turns: list[int] = []
+    registry.post_tool_call(lambda ctx: tool_turns.append(ctx.run.turn))
+    hooks = hookreg_run_hooks(registry)
+    for _ in range(2):
+        agent = Agent(
+            name="tester", model=tool_then_answer(), tools=guard_tools([echo_tool(RecordingTool())], registry)
+        )
+        assert asyncio.run(run_through(hooks, agent, "go", streamed=False)) == "done"
+    assert [turn for turn, _, _ in seen] == [1, 2, 1, 2]
+    assert len({id(pad) for _, pad, _ in seen}) == 4  # the list keeps every pad alive: ids are distinct objects
+    assert seen[0][2] is seen[1][2]
+    assert seen[2][2] is seen[3][2]
+    assert seen[1][2] is not seen[2][2]
+    assert tool_turns == [1, 1]
+
+
+def test_too_old_an_sdk_names_the_version_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An openai-agents older than the floor makes the import raise ImportError naming the floor; the floor imports."""
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.20.0")
+    monkeypatch.delitem(sys.modules, "hookreg.adapters.openai_agents")
+    with pytest.raises(ImportError, match=r"openai-agents 0\.20\.0 is installed.*needs openai-agents>=0\.21\.0"):
+        importlib.import_module("hookreg.adapters.openai_agents")
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.21.0")
+    assert importlib.import_module("hookreg.adapters.openai_agents").hookreg_run_hooks is not None
+
+
+async def settle(awaitable: Awaitable[_T]) -> _T:
+    """Await `awaitable` (so asyncio.run can take any awaitable)."""
+    return await awaitable
+
+
+def test_private_sdk_seam_still_holds() -> None:
+    """The one use of SDK internals: the copy raises the tool's error, the formatter gives the SDK's own text."""
+    function = echo_tool(RecordingTool())
+    raising, formatter = _raising_copy(function)
+    context = ToolContext(context=None, tool_name=TOOL_NAME, tool_call_id="c1", tool_arguments='{"text": "fail"}')
+    with pytest.raises(RuntimeError, match="echo failed"):
+        asyncio.run(settle(raising.on_invoke_tool(context, '{"text": "fail"}')))
+    text = asyncio.run(settle(formatter(context, RuntimeError("echo failed"))))
+    assert text is not None
+    assert text.startswith("An error occurred while running the tool.")
+    assert asyncio.run(settle(function.on_invoke_tool(context, '{"text": "fail"}'))) == text
+    _, silent_formatter = _raising_copy(failing_tool())
+    assert asyncio.run(settle(silent_formatter(context, RuntimeError("x")))) is None
+
+
+class OneModelProvider(ModelProvider):
+    """A provider serving every model name from one scripted model."""
+
+    def __init__(self, model: ScriptedModel) -> None:
+        self.model = model
+
+    def get_model(self, model_name: str | None) -> Model:
+        """Return the scripted model, whatever the name."""
+        return self.model
+
+
+def test_a_named_model_keeps_the_sdk_default_settings() -> None:
+    """Under hookreg's run config a model named by string gets the same default settings as in a plain SDK run."""
+    plain, hooked = answering(), answering()
+    asyncio.run(
+        Runner.run(Agent(name="a", model="gpt-5"), "hi", run_config=RunConfig(model_provider=OneModelProvider(plain)))
+    )
+    hooks = hookreg_run_hooks(HookRegistry())
+    asyncio.run(
+        hooks.run(Agent(name="a", model="gpt-5"), "hi", run_config=RunConfig(model_provider=OneModelProvider(hooked)))
+    )
+    (plain_call,), (hooked_call,) = plain.calls, hooked.calls
+    assert plain_call.model_settings.reasoning is not None
+    assert hooked_call.model_settings == plain_call.model_settings
+
+
+def record_turns(registry: HookRegistry, action: TurnAction | None = None) -> list[ModelTurnFinishedContext]:
+    """Record each model_turn_finished context; answer `action` once, then continue."""
+    seen: list[ModelTurnFinishedContext] = []
+
+    @registry.model_turn_finished
+    def record(ctx: ModelTurnFinishedContext) -> TurnAction:
+        seen.append(ctx)
+        return action if action is not None and len(seen) == 1 else TurnAction.continue_run()
+
+    return seen
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_model_turn_finished_sees_each_answer(streamed: bool) -> None:
+    """model_turn_finished sees every answer with its tool calls, finish reason (raw kept), message id and model."""
+    registry = HookRegistry()
+    seen = record_turns(registry)
+    agent = Agent(name="tester", model=tool_then_answer(), tools=guard_tools([echo_tool(RecordingTool())], registry))
+    assert asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=streamed)) == "done"
+    assert [(ctx.turn, ctx.text, [c.tool_name for c in ctx.tool_calls]) for ctx in seen] == [
+        (1, "", [TOOL_NAME]),
+        (2, "done", []),
+    ]
+    assert dict(seen[0].tool_calls[0].args) == {"text": "hi"}
+    if streamed:  # the Responses stream says how each answer ended, which response it was and which model
+        assert [(ctx.finish_reason, ctx.raw_finish_reason) for ctx in seen] == [
+            (FinishReason.TOOL_CALLS, "completed"),
+            (FinishReason.STOP, "completed"),
+        ]
+        assert all(ctx.message_id and ctx.model == "scripted-model" for ctx in seen)
+    else:  # a blocking ModelResponse carries no finish reason; the model is the one hookreg called
+        assert [(ctx.finish_reason, ctx.raw_finish_reason, ctx.model) for ctx in seen] == [
+            (None, None, "ScriptedModel"),
+            (None, None, "ScriptedModel"),
+        ]
+
+
+class FilteredModel(ScriptedModel):
+    """A scripted model whose streamed answers end incomplete, cut by a content filter."""
+
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """Stream the scripted answer, its terminal response marked incomplete (content_filter)."""
+        async for event in super().stream_response(*args, **kwargs):
+            if isinstance(event, ResponseCompletedEvent):
+                cut = event.response.model_copy(
+                    update={"status": "incomplete", "incomplete_details": IncompleteDetails(reason="content_filter")}
+                )
+                event = event.model_copy(update={"response": cut})  # noqa: PLW2901 -- the altered event
+            yield event
+
+
+def test_an_incomplete_streamed_answer_maps_its_reason() -> None:
+    """An answer cut by the provider's filter maps to CONTENT_FILTER and keeps the API's spelling."""
+    registry = HookRegistry()
+    seen = record_turns(registry)
+    agent = Agent(name="tester", model=FilteredModel([[assistant_message("partial")]]))
+    asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=True))
+    assert [(ctx.finish_reason, ctx.raw_finish_reason) for ctx in seen] == [
+        (FinishReason.CONTENT_FILTER, "content_filter")
+    ]
+
+
+def test_feedback_asks_the_model_again_in_a_blocking_run() -> None:
+    """retry_with_feedback keeps the rejected answer, appends the feedback, and asks the model again."""
+    registry = HookRegistry()
+    seen = record_turns(registry, TurnAction.retry_with_feedback("say please"))
+    model = ScriptedModel([[assistant_message("no")], [assistant_message("please")]])
+    assert asyncio.run(
+        run_through(hookreg_run_hooks(registry), Agent(name="a", model=model), "go", streamed=False)
+    ) == ("please")
+    assert [ctx.text for ctx in seen] == ["no", "please"]
+    second = model.calls[1].input
+    assert isinstance(second, list)
+    assert second[-1] == {"role": "user", "content": "say please"}
+    assert any(item.get("role") == "assistant" for item in second if isinstance(item, dict))
+
+
+def test_a_retry_that_cannot_be_honoured_is_refused() -> None:
+    """A retry of a streamed answer, or of an answer carrying tool calls, raises instead of dropping anything."""
+    registry = HookRegistry()
+    record_turns(registry, TurnAction.repeat())
+    model = ScriptedModel([[assistant_message("no")]])
+    with pytest.raises(ValueError, match="Cannot repeat turn 1 of a streamed OpenAI Agents run"):
+        asyncio.run(run_through(hookreg_run_hooks(registry), Agent(name="a", model=model), "go", streamed=True))
+    registry = HookRegistry()
+    record_turns(registry, TurnAction.repeat())
+    agent = Agent(name="tester", model=tool_then_answer(), tools=guard_tools([echo_tool(RecordingTool())], registry))
+    with pytest.raises(ValueError, match=r"Cannot retry turn 1.*carries tool calls"):
+        asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=False))
+
+
+def test_a_stop_hook_keeps_a_blocking_run_going() -> None:
+    """A stop hook denying the final answer sends its reason as feedback; the model answers again."""
+    registry = HookRegistry()
+    stops: list[tuple[str, int]] = []
+
+    @registry.stop
+    def not_yet(ctx: StopContext) -> HookResult:
+        stops.append((ctx.response_text, ctx.continuation_count))
+        return HookResult.deny("check your work") if ctx.continuation_count == 0 else HookResult.allow()
+
+    model = ScriptedModel([[assistant_message("draft")], [assistant_message("final")]])
+    agent = Agent(name="a", model=model)
+    assert asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=False)) == "final"
+    assert stops == [("draft", 0), ("final", 1)]
+    assert model.calls[1].input[-1] == {"role": "user", "content": "check your work"}
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_active_tools_cut_the_offer_and_the_calls(streamed: bool) -> None:
+    """active_tools cuts the tools one call offers; a tool the model calls anyway never runs and fails as invalid."""
+    registry = HookRegistry()
+    registry.pre_model_call(lambda ctx: RequestPatch(active_tools=frozenset() if ctx.turn == 1 else None))
+    invalid: list[InvalidToolCallContext] = []
+    registry.invalid_tool_call(invalid.append)
+    tool, model = RecordingTool(), tool_then_answer()
+    agent = Agent(name="tester", model=model, tools=guard_tools([echo_tool(tool)], registry))
+    assert asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=streamed)) == "done"
+    assert [[t.name for t in call.tools] for call in model.calls] == [[], [TOOL_NAME]]
+    assert tool.calls == []
+    assert [list(ctx.available_tools) for ctx in invalid] == [[]]
+    (output,) = [
+        i["output"] for i in model.calls[1].input if isinstance(i, dict) and i.get("type") == "function_call_output"
+    ]
+    assert "not offered" in str(output)
+
+
+def test_patch_messages_replace_what_one_call_sends() -> None:
+    """RequestPatch.messages are the input items of that call only; the next call sends the real history."""
+    registry = HookRegistry()
+    only = (Message("user", "only this"),)
+    registry.pre_model_call(lambda ctx: RequestPatch(messages=only) if ctx.turn == 1 else RequestPatch())
+    model = tool_then_answer()
+    agent = Agent(name="tester", model=model, tools=guard_tools([echo_tool(RecordingTool())], registry))
+    assert asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=False)) == "done"
+    assert model.calls[0].input == [{"role": "user", "content": "only this"}]
+    assert isinstance(model.calls[1].input, list)
+    assert model.calls[1].input[0] == {"role": "user", "content": "go"}
+
+
+def test_stop_run_from_a_delta_hook_stops_a_streamed_run() -> None:
+    """A StopRun from a text_delta observer reaches the stream's consumer; the session ends once, stopped."""
+    registry = HookRegistry()
+    ends = record_ends(registry)
+
+    @registry.text_delta
+    def hush(ctx: TextDeltaContext) -> None:
+        raise StopRun("quiet please")
+
+    agent = Agent(name="tester", model=answering("chatter"))
+    with pytest.raises(StopRun, match="quiet please"):
+        asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=True))
+    assert ends == [("stopped", "quiet please")]
+
+
+def test_parallel_calls_with_one_denied() -> None:
+    """Two calls in one answer are gated one by one: the allowed one runs, the denied one never does."""
+    registry = HookRegistry()
+    registry.pre_tool_call_decide(
+        lambda ctx: HookResult.deny("not that one") if ctx.args["text"] == "bad" else HookResult.allow()
+    )
+    tool = RecordingTool()
+    both = [
+        function_call(TOOL_NAME, {"text": "ok"}, call_id="c1"),
+        function_call(TOOL_NAME, {"text": "bad"}, call_id="c2"),
+    ]
+    model = ScriptedModel([both, [assistant_message("done")]])
+    agent = Agent(name="tester", model=model, tools=guard_tools([echo_tool(tool)], registry))
+    assert asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=False)) == "done"
+    assert tool.calls == [{"text": "ok"}]
+    outputs = {
+        item["call_id"]: item["output"]
+        for item in model.calls[1].input
+        if isinstance(item, dict) and item.get("type") == "function_call_output"
+    }
+    assert outputs == {"c1": "ok", "c2": "not that one"}
+
+
+def sleepy_tool(**timeout: Any) -> FunctionTool:
+    """An echo tool that sleeps for a minute, built with the given timeout options."""
+
+    async def echo(text: str) -> str:
+        """Echo text, slowly."""
+        await asyncio.sleep(60)
+        return text  # pragma: no cover - always timed out
+
+    return function_tool(echo, name_override=TOOL_NAME, timeout=0.01, **timeout)
+
+
+def test_a_tool_timeout_is_a_failure_the_hooks_see() -> None:
+    """A tool outliving its timeout fires post_tool_call_failure and on_tool_error (kind TIMEOUT) over the SDK text."""
+    registry = HookRegistry()
+    failures: list[BaseException] = []
+    registry.post_tool_call_failure(lambda ctx: failures.append(ctx.error))
+    registry.on_tool_error(lambda ctx: f"{ctx.kind.value}: {ctx.message}")
+    seen, answer = run_agent(registry, sleepy_tool(), {"text": "hi"})
     assert answer == "done"
+    assert seen == "timeout: Tool 'echo' timed out after 0.01 seconds."
+    assert [type(error).__name__ for error in failures] == ["ToolTimeoutError"]
+    custom, _ = run_agent(
+        HookRegistry(), sleepy_tool(timeout_error_function=lambda ctx, err: "too slow"), {"text": "x"}
+    )
+    assert custom == "too slow"
+    with pytest.raises(ToolTimeoutError):
+        run_agent(HookRegistry(), sleepy_tool(timeout_behavior="raise_exception"), {"text": "hi"})
+
+
+def test_arguments_failing_the_schema_fail_like_the_tool() -> None:
+    """An object the tool's schema refuses never reaches the tool; the failure points fire with the SDK's text."""
+    registry = HookRegistry()
+    failures: list[str] = []
+    registry.post_tool_call_failure(lambda ctx: failures.append(type(ctx.error).__name__))
+    tool = RecordingTool()
+    seen, answer = run_agent(registry, echo_tool(tool), {"wrong": "field"})
+    assert (tool.calls, answer) == ([], "done")
+    assert failures == ["ModelBehaviorError"]
+    assert seen.startswith("An error occurred while running the tool.")
+
+
+def test_the_served_model_gives_its_retry_advice() -> None:
+    """The SDK asks hookreg's per-call model for retry advice; the model that served the call answers."""
+    busy = ModelStep(error=RuntimeError("busy"), retry_advice=ModelRetryAdvice(suggested=True, retry_after=0))
+    model = ScriptedModel([busy, [assistant_message("ok")]])
+    retry = ModelRetrySettings(max_retries=1, backoff={"initial_delay": 0}, policy=retry_policies.provider_suggested())
+    agent = Agent(name="tester", model=model, model_settings=ModelSettings(retry=retry))
+    assert asyncio.run(run_through(hookreg_run_hooks(HookRegistry()), agent, "go", streamed=False)) == "ok"
+    assert len(model.calls) == 2
