@@ -1,4 +1,7 @@
-"""Claude Code hooks in any agent loop: a block-rm.sh PreToolUse hook, loaded from a settings file, denies rm -rf."""
+"""Claude Code hooks in any agent loop: a block-rm.sh PreToolUse hook from a settings file denies rm -rf.
+
+The hook runs in hookreg's reference loop (sync and async), then in a pydantic-ai agent through its adapter.
+"""
 
 import asyncio
 import json
@@ -72,6 +75,41 @@ for label, result in [
             print(f"{label} {message.tool_call_id}: {message.content}")
     print(f"{label} -> {result.outcome.status}: {result.output}")
 
+
+def in_pydantic_ai() -> None:
+    """The same hooks inside a pydantic-ai agent, through its adapter, when pydantic-ai is installed."""
+    # Imported here, so the example runs (and says what to install) without the extra.
+    try:
+        from pydantic_ai import Agent, models  # noqa: PLC0415
+        from pydantic_ai.messages import (  # noqa: PLC0415
+            ModelMessage,
+            ModelRequest,
+            ModelResponse,
+            TextPart,
+            ToolCallPart,
+            ToolReturnPart,
+        )
+        from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: PLC0415
+
+        from hookreg.adapters.pydantic_ai import hookreg_capability  # noqa: PLC0415
+    except ImportError:
+        print("pydantic-ai is not installed: pip install 'hookreg[pydantic-ai]' to run the hook in an agent")
+        return
+    models.ALLOW_MODEL_REQUESTS = False  # an offline stand-in model, never a real one
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1]
+        for part in last.parts if isinstance(last, ModelRequest) else ():
+            if isinstance(part, ToolReturnPart):
+                return ModelResponse(parts=[TextPart(f"the tool said: {part.model_response_str()}")])
+        return ModelResponse(parts=[ToolCallPart("Bash", {"command": "rm -rf /"})])
+
+    agent = Agent(FunctionModel(respond), capabilities=[hookreg_capability(registry)])
+    agent.tool_plain(Bash)
+    print(f"pydantic-ai -> {agent.run_sync('Tidy the project.').output}")
+
+
+in_pydantic_ai()
 inclusion.remove()  # unloads every hook of the settings file
 print(f"after remove(): {registry!r}")
 shutil.rmtree(project)
