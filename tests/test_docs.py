@@ -80,6 +80,15 @@ def test_hook_points_page_names_every_point() -> None:
         assert f"| `{point.name}` | `@registry.{point.value}` |" in text
 
 
+@pytest.mark.parametrize("page", sorted((DOCS / "adapters").glob("*.md")), ids=lambda p: p.stem)
+def test_adapter_pages_list_every_conformance_scenario(page: Path) -> None:
+    """Each adapter page's conformance table names every scenario of the kit."""
+    from hookreg.testing.conformance import SCENARIOS
+
+    text = page.read_text(encoding="utf-8")
+    assert [s.name for s in SCENARIOS if f"| `{s.name}` |" not in text] == []
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site, built with ``mkdocs build --strict`` (a broken link, anchor or reference fails it)."""
