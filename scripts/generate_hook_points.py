@@ -130,9 +130,7 @@ def render() -> str:
     try:
         for point in HookPoint:
             fields = [f for f in dataclasses.fields(point.context) if f.name != "run"]
-            context = f"`{point.context.__name__}`" + (
-                "<br>" + ", ".join(_field(f) for f in fields) if fields else ""
-            )
+            context = f"`{point.context.__name__}`" + ("<br>" + ", ".join(_field(f) for f in fields) if fields else "")
             cells = [
                 f"`{point.name}`",
                 f"`@registry.{point.value}`",

@@ -65,6 +65,13 @@ def test_getting_started_quickstart_is_the_example() -> None:
     assert block.group(1) == (ROOT / "examples" / "quickstart.py").read_text(encoding="utf-8")
 
 
+def test_readme_links_point_at_files() -> None:
+    """Every relative link of the README names a file or folder of the repository (GitHub renders them)."""
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert targets
+    assert [t for t in targets if not t.startswith("http") and not (ROOT / t).exists()] == []
+
+
 def test_hook_points_page_is_generated_from_the_code() -> None:
     """docs/hook-points.md equals what scripts/generate_hook_points.py renders now (rerun it when this fails)."""
     render = _generator().render  # type: ignore[attr-defined]  # a script module, loaded by path
