@@ -78,6 +78,14 @@ def test_hook_points_page_is_generated_from_the_code() -> None:
     assert (DOCS / "hook-points.md").read_text(encoding="utf-8") == render()
 
 
+def test_point_count_in_prose_is_current() -> None:
+    """The README and Getting started give the number of hook points there are."""
+    from hookreg import HookPoint
+
+    assert f"{len(HookPoint)} hook points" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"all {len(HookPoint)} of them" in (DOCS / "index.md").read_text(encoding="utf-8")
+
+
 def test_hook_points_page_names_every_point() -> None:
     """The generated table has one row per HookPoint, with its decorator."""
     from hookreg import HookPoint
