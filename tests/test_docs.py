@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import subprocess
 import sys
@@ -51,11 +52,13 @@ def test_code_blocks_run(page: Path, capsys: pytest.CaptureFixture[str]) -> None
     capsys.readouterr()
 
 
-def test_every_page_with_python_runs_something() -> None:
-    """Each page holding a ```python block is parsed into at least one example (the parser sees the blocks)."""
+def test_every_python_block_is_collected() -> None:
+    """Each ```python block of a page is one example the doc test runs; no Python hides under another fence name."""
+    python_only = Sybil(parsers=[PythonCodeBlockParser()], path=str(ROOT))
     for page in PAGES:
-        if "```python\n" in page.read_text(encoding="utf-8"):
-            assert list(_SYBIL.parse(page)), page
+        text = page.read_text(encoding="utf-8")
+        assert not re.search(r"^```(py|py3|python3|pycon)\s*$", text, re.MULTILINE), page
+        assert len(list(python_only.parse(page))) == text.count("```python\n"), page
 
 
 def test_getting_started_quickstart_is_the_example() -> None:
@@ -114,7 +117,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
         text=True,
         check=False,
-        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 0, done.stderr[-4000:]
     return out
