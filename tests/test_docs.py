@@ -137,3 +137,12 @@ def test_reference_documents_every_public_name(site: Path, module: str) -> None:
     anchors = set(re.findall(r'id="([\w.]+)"', html))
     missing = [name for name in importlib.import_module(module).__all__ if f"{module}.{name}" not in anchors]
     assert missing == []
+
+
+def test_reference_documents_every_registry_method(site: Path) -> None:
+    """HookRegistry's entry lists every public method, those it inherits included."""
+    from hookreg import HookRegistry
+
+    html = (site / "reference" / "hookreg" / "index.html").read_text(encoding="utf-8")
+    public = [name for name in dir(HookRegistry) if not name.startswith("_")]
+    assert [name for name in public if f'id="hookreg.HookRegistry.{name}"' not in html] == []
