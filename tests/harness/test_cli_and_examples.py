@@ -174,12 +174,12 @@ def test_import_hookreg_does_not_import_the_harness() -> None:
     assert done.stdout.strip() == "False"
 
 
-def test_the_readme_reference_loop_snippet_runs() -> None:
-    """The README's "Reference loop" example runs and its gate denies the rm -rf call."""
-    text = (ROOT / "README.md").read_text()
+def test_the_docs_reference_loop_snippet_runs() -> None:
+    """The embedding guide's "Reference loop" example runs and its gate denies the rm -rf call."""
+    text = (ROOT / "docs" / "guides" / "embedding.md").read_text()
     block = text.split("## Reference loop", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     namespace: dict[str, object] = {}
-    exec(compile(block, "README.md", "exec"), namespace)
+    exec(compile(block, "embedding.md", "exec"), namespace)
     result = namespace["result"]
     assert isinstance(result, RunResult)
     assert result.outcome.status == "completed"

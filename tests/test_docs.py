@@ -1,0 +1,148 @@
+"""The documentation: every Python block runs, the hook-point page is fresh, the site builds strictly."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sybil import Sybil
+from sybil.parsers.markdown import PythonCodeBlockParser, SkipParser
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PAGES = sorted([ROOT / "README.md", *DOCS.rglob("*.md")])
+# Which reference page documents each public module (an anchor per public name).
+REFERENCE = {
+    "hookreg": "hookreg",
+    "hookreg.policy": "policy",
+    "hookreg.testing": "testing",
+    "hookreg.testing.plugin": "testing",
+    "hookreg.testing.conformance": "testing",
+    "hookreg.harness": "harness",
+    "hookreg.external": "external",
+    "hookreg.adapters.pydantic_ai": "adapters",
+    "hookreg.adapters.openai_agents": "adapters",
+    "hookreg.adapters.strands": "adapters",
+    "hookreg.adapters.langchain": "adapters",
+}
+
+_SYBIL = Sybil(parsers=[PythonCodeBlockParser(), SkipParser()], path=str(ROOT))
+
+
+def _generator() -> object:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        return importlib.import_module("generate_hook_points")
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_code_blocks_run(page: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every Python block of the page runs, in order, in one namespace per page (unless marked to skip)."""
+    document = _SYBIL.parse(page)
+    document.namespace["__name__"] = f"docs_{page.stem.replace('-', '_')}"
+    for example in document:
+        example.evaluate()
+    capsys.readouterr()
+
+
+def test_every_python_block_is_collected() -> None:
+    """Each ```python block of a page is one example the doc test runs; no Python hides under another fence name."""
+    python_only = Sybil(parsers=[PythonCodeBlockParser()], path=str(ROOT))
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        assert not re.search(r"^```(py|py3|python3|pycon)\s*$", text, re.MULTILINE), page
+        assert len(list(python_only.parse(page))) == text.count("```python\n"), page
+
+
+def test_getting_started_quickstart_is_the_example() -> None:
+    """The Getting started page's first block is examples/quickstart.py, verbatim."""
+    block = re.search(r"```python\n(.*?)```", (DOCS / "index.md").read_text(encoding="utf-8"), re.DOTALL)
+    assert block is not None
+    assert block.group(1) == (ROOT / "examples" / "quickstart.py").read_text(encoding="utf-8")
+
+
+def test_readme_links_point_at_files() -> None:
+    """Every relative link of the README names a file or folder of the repository (GitHub renders them)."""
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert targets
+    assert [t for t in targets if not t.startswith("http") and not (ROOT / t).exists()] == []
+
+
+def test_hook_points_page_is_generated_from_the_code() -> None:
+    """docs/hook-points.md equals what scripts/generate_hook_points.py renders now (rerun it when this fails)."""
+    render = _generator().render  # type: ignore[attr-defined]  # a script module, loaded by path
+    assert (DOCS / "hook-points.md").read_text(encoding="utf-8") == render()
+
+
+def test_point_count_in_prose_is_current() -> None:
+    """The README and Getting started give the number of hook points there are."""
+    from hookreg import HookPoint
+
+    assert f"{len(HookPoint)} hook points" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"all {len(HookPoint)} of them" in (DOCS / "index.md").read_text(encoding="utf-8")
+
+
+def test_hook_points_page_names_every_point() -> None:
+    """The generated table has one row per HookPoint, with its decorator."""
+    from hookreg import HookPoint
+
+    text = (DOCS / "hook-points.md").read_text(encoding="utf-8")
+    for point in HookPoint:
+        assert f"| `{point.name}` | `@registry.{point.value}` |" in text
+
+
+@pytest.mark.parametrize("page", sorted((DOCS / "adapters").glob("*.md")), ids=lambda p: p.stem)
+def test_adapter_pages_list_every_conformance_scenario(page: Path) -> None:
+    """Each adapter page's conformance table names every scenario of the kit."""
+    from hookreg.testing.conformance import SCENARIOS
+
+    text = page.read_text(encoding="utf-8")
+    assert [s.name for s in SCENARIOS if f"| `{s.name}` |" not in text] == []
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built with ``mkdocs build --strict`` (a broken link, anchor or reference fails it)."""
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return out
+
+
+def test_site_builds_strictly(site: Path) -> None:
+    """mkdocs build --strict succeeds and writes every page of the navigation."""
+    assert (site / "index.html").is_file()
+    assert (site / "hook-points" / "index.html").is_file()
+    assert (site / "changelog" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("module", sorted(REFERENCE))
+def test_reference_documents_every_public_name(site: Path, module: str) -> None:
+    """The API reference has an entry for every name in the module's __all__."""
+    html = (site / "reference" / REFERENCE[module] / "index.html").read_text(encoding="utf-8")
+    anchors = set(re.findall(r'id="([\w.]+)"', html))
+    missing = [name for name in importlib.import_module(module).__all__ if f"{module}.{name}" not in anchors]
+    assert missing == []
+
+
+def test_reference_documents_every_registry_method(site: Path) -> None:
+    """HookRegistry's entry lists every public method, those it inherits included."""
+    from hookreg import HookRegistry
+
+    html = (site / "reference" / "hookreg" / "index.html").read_text(encoding="utf-8")
+    public = [name for name in dir(HookRegistry) if not name.startswith("_")]
+    assert [name for name in public if f'id="hookreg.HookRegistry.{name}"' not in html] == []
