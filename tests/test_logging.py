@@ -38,18 +38,6 @@ def run(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 
 
-@pytest.fixture(autouse=True)
-def unconfigured_structlog() -> Iterator[None]:
-    """Each test starts with structlog unconfigured (capture_logs elsewhere leaves it configured) and restores it."""
-    was_configured, config = structlog.is_configured(), structlog.get_config()
-    structlog.reset_defaults()
-    yield
-    if was_configured:
-        structlog.configure(**config)
-    else:
-        structlog.reset_defaults()
-
-
 @pytest.fixture
 def records() -> Iterator[list[logging.LogRecord]]:
     """The records the "hookreg" logger emits at DEBUG and above, caught by a handler the test adds."""
