@@ -85,7 +85,7 @@ from hookreg._context import (
     ToolErrorKind,
 )
 from hookreg._errors import HookTypeError, HookValueError, StopRun
-from hookreg._lifecycle import RunState, adrive, failed
+from hookreg._lifecycle import RunState, adrive, failed, finish_reason
 from hookreg._points import HookPoint
 from hookreg._results import FinishReason, RequestPatch, TurnAction
 from hookreg._surface import HookRegistry
@@ -588,18 +588,22 @@ async def _turn_finished(call: _Call, answer: _Answer, settings: ModelSettings) 
     return action
 
 
+_RESPONSES_SPELLINGS: Final = {"max_output_tokens": FinishReason.LENGTH}
+"""The Responses API's own words for an ending that `FinishReason.from_raw` does not know (lower case)."""
+
+
 def _finish_reason(status: str | None, reason: str | None, has_calls: bool) -> tuple[FinishReason | None, str | None]:
     """The Responses API's ending as a `FinishReason` and the API's own word for it.
 
-    An incomplete response names its reason (``max_output_tokens``,
+    An incomplete response names its reason (``max_output_tokens`` → LENGTH,
     ``content_filter``); a ``completed`` one ended on tool calls when it
     carries some, else on a stop. A blocking call exposes neither: ``None``.
     """
     if reason:
-        return FinishReason.from_raw(reason), reason
+        return _RESPONSES_SPELLINGS.get(reason.lower()) or finish_reason(reason), reason
     if status == "completed":
         return (FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP), status
-    return FinishReason.from_raw(status), status
+    return finish_reason(status), status
 
 
 def _object_or_empty(arguments: str) -> Mapping[str, object]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from agents import (
     Agent,
     FunctionTool,
     Model,
+    ModelBehaviorError,
     ModelProvider,
     ModelResponse,
     ModelRetryAdvice,
@@ -30,7 +32,7 @@ from agents import (
 )
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
-from openai.types.responses import ResponseCompletedEvent, ResponseReasoningItem
+from openai.types.responses import ResponseCompletedEvent, ResponseIncompleteEvent, ResponseReasoningItem
 from openai.types.responses.response import IncompleteDetails
 from openai.types.responses.response_reasoning_item import Summary
 
@@ -61,7 +63,19 @@ from hookreg import (
     TurnAction,
 )
 from hookreg.adapters.openai_agents import HookregRunHooks, _raising_copy, guard_tool, guard_tools, hookreg_run_hooks
-from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario, echo
+from hookreg.testing.conformance import (
+    RUN_SCENARIOS,
+    SCENARIOS,
+    TOOL_NAME,
+    AgentRun,
+    Answer,
+    RecordingTool,
+    RunReport,
+    RunScenario,
+    Scenario,
+    echo,
+    run_contract_cases,
+)
 
 _T = TypeVar("_T")
 
@@ -377,14 +391,16 @@ def test_delta_points_fire_through_stream_events() -> None:
 # --- the run contract (DESIGN §8) ---------------------------------------------------------------
 
 
-async def run_through(hooks: HookregRunHooks, agent: Agent[Any], prompt: str, *, streamed: bool) -> object:
+async def run_through(
+    hooks: HookregRunHooks, agent: Agent[Any], prompt: str, *, streamed: bool, run_config: RunConfig | None = None
+) -> object:
     """Run `agent` through the hooks' entry points, blocking or streamed; return the final output."""
     if streamed:
-        result = hooks.run_streamed(agent, prompt)
+        result = hooks.run_streamed(agent, prompt, run_config=run_config)
         async for _ in hooks.stream_events(result):
             pass
         return result.final_output
-    return (await hooks.run(agent, prompt)).final_output
+    return (await hooks.run(agent, prompt, run_config=run_config)).final_output
 
 
 def tool_then_answer(call_id: str = "c1", text: str = "hi") -> ScriptedModel:
@@ -795,6 +811,21 @@ def test_an_incomplete_streamed_answer_maps_its_reason() -> None:
     ]
 
 
+def test_an_answer_cut_at_the_output_cap_finishes_length() -> None:
+    """A response.incomplete for max_output_tokens maps to LENGTH (raw kept); the SDK's error then ends the run."""
+    registry = HookRegistry()
+    seen = record_turns(registry)
+    ends = record_ends(registry)
+    agent = Agent(name="tester")
+    config = RunConfig(model=KitModel((Answer(text="cut sh", truncated=True),)))
+    with pytest.raises(ModelBehaviorError, match=r"response\.incomplete"):
+        asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=True, run_config=config))
+    assert [(ctx.finish_reason, ctx.raw_finish_reason, ctx.truncated) for ctx in seen] == [
+        (FinishReason.LENGTH, "max_output_tokens", True)
+    ]
+    assert [status for status, _ in ends] == ["failed"]
+
+
 def test_feedback_asks_the_model_again_in_a_blocking_run() -> None:
     """retry_with_feedback keeps the rejected answer, appends the feedback, and asks the model again."""
     registry = HookRegistry()
@@ -960,3 +991,176 @@ def test_the_served_model_gives_its_retry_advice() -> None:
     agent = Agent(name="tester", model=model, model_settings=ModelSettings(retry=retry))
     assert asyncio.run(run_through(hookreg_run_hooks(HookRegistry()), agent, "go", streamed=False)) == "ok"
     assert len(model.calls) == 2
+
+
+# --- the run-contract kit --------------------------------------------------------------------
+
+
+class KitModel(ScriptedModel):
+    """A scripted SDK model playing the kit's answers, one per model call.
+
+    Tool calls of one answer are one response (parallel calls); a raw argument
+    string is sent as is. A truncated answer ends the way the SDK's Responses
+    model ends it: streamed, a ``response.incomplete`` event whose reason is
+    ``max_output_tokens``; blocking, the `ModelBehaviorError` the SDK's model
+    raises for an incomplete response (a `ModelResponse` has no status).
+    """
+
+    def __init__(self, answers: tuple[Answer, ...]) -> None:
+        self.answers = answers
+        super().__init__([kit_step(answer) for answer in answers])
+
+    async def _next_answer(self) -> Answer:
+        """The answer this call plays; a hanging one waits here forever."""
+        answer = self.answers[min(len(self.calls), len(self.answers) - 1)]
+        if answer.hang:
+            await asyncio.Event().wait()
+        return answer
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        """Answer blocking, as the SDK's Responses model would."""
+        answer = await self._next_answer()
+        response = await super().get_response(*args, **kwargs)
+        if answer.truncated:
+            msg = "Responses stream ended with terminal event `response.incomplete`. status=incomplete."
+            raise ModelBehaviorError(msg)
+        return response
+
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """Stream the answer; a truncated one ends on ``response.incomplete`` (``max_output_tokens``)."""
+        answer = await self._next_answer()
+        async for event in super().stream_response(*args, **kwargs):
+            if answer.truncated and isinstance(event, ResponseCompletedEvent):
+                cut = event.response.model_copy(
+                    update={"status": "incomplete", "incomplete_details": IncompleteDetails(reason="max_output_tokens")}
+                )
+                yield ResponseIncompleteEvent(
+                    response=cut, sequence_number=event.sequence_number, type="response.incomplete"
+                )
+                return
+            yield event
+
+
+def kit_step(answer: Answer) -> ModelStep:
+    """One answer as a scripted model step (a hanging answer never reaches its step)."""
+    if answer.error is not None:
+        return ModelStep(error=answer.error)
+    output: list[Any] = [
+        function_call(
+            call.tool_name, call.args if isinstance(call.args, str) else dict(call.args), call_id=call.call_id
+        )
+        for call in answer.calls
+    ]
+    if answer.text or not output:
+        output.append(assistant_message(answer.text))
+    return ModelStep(output=output)
+
+
+def raw_or_dict(args: Mapping[str, object] | str) -> str | dict[str, object]:
+    """A call's arguments as `function_call` takes them: raw text as is, a mapping as a dict."""
+    return args if isinstance(args, str) else dict(args)
+
+
+def kit_tool(name: str, implementation: Callable[..., str]) -> FunctionTool:
+    """A function tool named `name` with echo's signature, calling `implementation` with what it received.
+
+    The SDK reports a function tool's failure one way only: the tool raises
+    and its ``failure_error_function`` formats the error. A `ReportedError`
+    therefore propagates like any other exception.
+    """
+
+    def echo(text: str, prefix: str = "", suffix: str = "") -> str:
+        """Echo text between a prefix and a suffix."""
+        return implementation(text=text, prefix=prefix, suffix=suffix)
+
+    return function_tool(echo, name_override=name)
+
+
+def tool_outputs(model: ScriptedModel) -> dict[str, str]:
+    """Call id → the tool output the model was sent for it, over every call the model served."""
+    return {
+        str(item["call_id"]): str(item["output"])
+        for call in model.calls
+        if isinstance(call.input, list)
+        for item in call.input
+        if isinstance(item, dict) and item.get("type") == "function_call_output"
+    }
+
+
+@dataclasses.dataclass
+class OpenAIWiring:
+    """One hooks object and one agent with the guarded kit tools, shared by every run; each run brings its model."""
+
+    registry: HookRegistry
+    tools: Mapping[str, Callable[..., str]]
+    hooks: HookregRunHooks = dataclasses.field(init=False)
+    agent: Agent[Any] = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.hooks = hookreg_run_hooks(self.registry)
+        tools = [kit_tool(name, tool) for name, tool in self.tools.items()]
+        self.agent = Agent(name="kit", tools=guard_tools(tools, self.registry))
+
+    async def run(self, answers: tuple[Answer, ...], *, prompt: str, streamed: bool) -> RunReport:
+        """Run the agent once on `prompt` through the hooks' entry points, a `KitModel` playing `answers`."""
+        model = KitModel(answers)
+        config = RunConfig(model=model)
+        try:
+            output = await run_through(self.hooks, self.agent, prompt, streamed=streamed, run_config=config)
+        except ModelBehaviorError:
+            if not any(answer.truncated for answer in answers):
+                raise
+            output = ""  # the SDK's own end of a run whose answer hit the output cap
+        return RunReport(tool_messages=tool_outputs(model), output=str(output or ""))
+
+
+class OpenAIAgentsFramework:
+    """The OpenAI Agents SDK for the run-contract kit: `HookregRunHooks.run` blocking, `run_streamed` streamed."""
+
+    name = "openai-agents"
+    streams = True
+    stop_raises = True
+    limits: Mapping[str, str] = {
+        "arguments_failing_the_schema": (
+            "the SDK validates a function tool's arguments against its schema inside the tool's invoker "
+            "(function_tool's private _prepare_arguments), after the gate: they fail like the tool, through "
+            "post_tool_call_failure and on_tool_error (kind EXCEPTION), not invalid_tool_call"
+        ),
+        "finish_reasons_mapped": (
+            "blocking runs only: a Model's get_response returns a ModelResponse, which carries no status or "
+            "finish reason, and the SDK's models raise ModelBehaviorError for an incomplete response instead of "
+            "returning it; streamed runs map the Responses API's ending (test_finish_reasons_mapped_when_streamed)"
+        ),
+        "unknown_tool": "the SDK raises ModelBehaviorError for a call to a tool the agent does not have",
+    }
+
+    def wire(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> OpenAIWiring:
+        """One hooks object and one agent offering the kit's tools, guarded."""
+        return OpenAIWiring(registry, tools)
+
+
+FRAMEWORK = OpenAIAgentsFramework()
+
+
+@pytest.mark.parametrize(
+    ("scenario", "streamed"),
+    run_contract_cases(FRAMEWORK),
+    ids=lambda v: v.name if isinstance(v, RunScenario) else ("streamed" if v else "blocking"),
+)
+def test_run_contract(scenario: RunScenario, streamed: bool) -> None:
+    """The OpenAI Agents adapter honours every row of the run contract but its documented limits."""
+    scenario.check(FRAMEWORK, streamed=streamed)
+
+
+def test_finish_reasons_mapped_when_streamed() -> None:
+    """The finish-reason row, which blocking runs cannot honour, holds for streamed runs."""
+    (scenario,) = [s for s in RUN_SCENARIOS if s.name == "finish_reasons_mapped"]
+    scenario.check(FRAMEWORK, streamed=True)
+
+
+def test_the_limits_are_real() -> None:
+    """Each row listed as a limit really fails on the SDK (blocking), so the list never hides a row that passes."""
+    for scenario in RUN_SCENARIOS:
+        if scenario.name in FRAMEWORK.limits:
+            with pytest.raises(AssertionError, match=scenario.name):
+                scenario.check(FRAMEWORK, streamed=False)
