@@ -85,11 +85,20 @@ from hookreg._context import (
     ToolErrorKind,
 )
 from hookreg._errors import HookTypeError, HookValueError, StopRun
-from hookreg._lifecycle import RunState, adrive, failed, finish_reason
+from hookreg._lifecycle import (
+    RunState,
+    adrive,
+    failed,
+    finish_reason,
+    gate,
+    missing_framework,
+    refused_retry,
+    require_registry,
+    succeeded,
+)
 from hookreg._points import HookPoint
 from hookreg._results import FinishReason, RequestPatch, TurnAction
 from hookreg._surface import HookRegistry
-from hookreg.adapters import _missing_framework, _refused_retry, _require_registry, _ToolCall
 
 __all__ = ["HookregRunHooks", "guard_tool", "guard_tools", "hookreg_run_hooks"]
 
@@ -154,7 +163,7 @@ try:
         ResponseTextDeltaEvent,
     )
 except ImportError as _error:  # pragma: no cover - exercised by a test that hides the framework
-    raise _missing_framework("openai_agents", "openai-agents", _error) from _error
+    raise missing_framework("openai_agents", "openai-agents", _error) from _error
 
 
 # --- tools ----------------------------------------------------------------------------------
@@ -244,7 +253,7 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
         HookTypeError: `tool` is not a `FunctionTool` (also a `TypeError`),
             or `registry` is not a `HookRegistry`.
     """
-    _require_registry(registry, f"a guarded tool for {tool!r}")
+    require_registry(registry, f"a guarded tool for {tool!r}")
     if not isinstance(tool, FunctionTool):
         msg = (
             f"Cannot guard {tool!r}: only FunctionTool calls pass through Python code the adapter can hook. "
@@ -259,28 +268,42 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
 
     async def call_tool(ctx: ToolContext[Any], input_json: str) -> Any:
         run = _RUNS.get(id(ctx.usage))
-        call = _ToolCall(registry, run.state.run if run else RunContext(), tool.name, ctx.tool_call_id)
+        context = run.state.run if run else RunContext()
         try:
-            verdict = await call.gate(_model_arguments(input_json), offered=run.offered if run else None)
+            offered = run.offered if run else None
+            steps = gate(
+                registry,
+                context,
+                tool.name,
+                ctx.tool_call_id,
+                _model_arguments(input_json),
+                known={tool.name},
+                offered=offered,
+            )
+            verdict = await adrive(registry, steps)
             if not verdict.allowed:
                 return verdict.text
-            args = verdict.call.args
+            call = verdict.call
             started = time.perf_counter()
             deadline = asyncio.timeout(limit)
             try:
                 async with deadline:
-                    raw = await invoke(ctx, json.dumps(dict(args)) if verdict.rewritten else input_json)
+                    raw = await invoke(ctx, json.dumps(dict(call.args)) if verdict.rewritten else input_json)
             except StopRun:
                 raise
             except Exception as exc:
                 ms = (time.perf_counter() - started) * 1000
                 if deadline.expired() and limit is not None:
-                    return await _timed_out(tool, call, ctx, args, limit=limit, ms=ms)
+                    return await _timed_out(tool, registry, context, call, ctx, limit=limit, ms=ms)
                 base = await formatter(ctx, exc)
                 if base is None and not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
                     raise
-                return await call.failed(args, exc, str(exc) if base is None else base, ms)
-            return await call.succeeded(args, raw, (time.perf_counter() - started) * 1000)
+                message = str(exc) if base is None else base
+                return await adrive(registry, failed(registry, context, call, exc, message=message, duration_ms=ms))
+            ms = (time.perf_counter() - started) * 1000
+            text = await adrive(registry, succeeded(registry, context, call, raw, duration_ms=ms))
+            # The SDK presents a result its own way: hand it the raw value unless a hook rewrote the text.
+            return text if registry.has_hooks(HookPoint.TRANSFORM_TOOL_RESULT) else raw
         except StopRun as stop:
             if run is not None:
                 await run.end_with(stop)
@@ -290,8 +313,15 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
     return guarded
 
 
-async def _timed_out(  # noqa: PLR0913 -- the tool, the call, and what the timeout was
-    tool: FunctionTool, call: _ToolCall, ctx: ToolContext[Any], args: Mapping[str, object], *, limit: float, ms: float
+async def _timed_out(  # noqa: PLR0913 -- the tool, the hooks, the call, and what the timeout was
+    tool: FunctionTool,
+    registry: HookRegistry,
+    run: RunContext,
+    call: ToolCallRequest,
+    ctx: ToolContext[Any],
+    *,
+    limit: float,
+    ms: float,
 ) -> str:
     """A call that outlived the tool's ``timeout_seconds``: fail it with kind TIMEOUT, as the tool asks.
 
@@ -307,9 +337,8 @@ async def _timed_out(  # noqa: PLR0913 -- the tool, the call, and what the timeo
     else:
         text = tool.timeout_error_function(ctx, error)
         base = str(await text if inspect.isawaitable(text) else text)
-    request = ToolCallRequest(call.call_id, call.tool_name, args)
-    steps = failed(call.registry, call.run, request, error, kind=ToolErrorKind.TIMEOUT, message=base, duration_ms=ms)
-    return await adrive(call.registry, steps)
+    steps = failed(registry, run, call, error, kind=ToolErrorKind.TIMEOUT, message=base, duration_ms=ms)
+    return await adrive(registry, steps)
 
 
 def guard_tools(tools: Iterable[Tool], registry: HookRegistry) -> list[Tool]:
@@ -325,7 +354,7 @@ def guard_tools(tools: Iterable[Tool], registry: HookRegistry) -> list[Tool]:
     Raises:
         HookTypeError: `registry` is not a `HookRegistry`.
     """
-    _require_registry(registry, "guarded tools")
+    require_registry(registry, "guarded tools")
     return [guard_tool(tool, registry) if isinstance(tool, FunctionTool) else tool for tool in tools]
 
 
@@ -584,7 +613,7 @@ async def _turn_finished(call: _Call, answer: _Answer, settings: ModelSettings) 
         await run.end_with(stop)
         raise
     if action.kind != "continue" and requests:
-        raise _refused_retry(run.state.turns, action.decided_by, [r.tool_name for r in requests])
+        raise refused_retry(run.state.turns, action.decided_by, [r.tool_name for r in requests])
     return action
 
 
@@ -652,7 +681,7 @@ class HookregRunHooks(RunHooks[Any]):
         Raises:
             HookTypeError: `registry` is not a `HookRegistry`.
         """
-        self.registry: HookRegistry = _require_registry(registry, "HookregRunHooks")
+        self.registry: HookRegistry = require_registry(registry, "HookregRunHooks")
         self.models: Mapping[str, Model] = dict(models or {})
 
     # --- entry points
@@ -1023,4 +1052,4 @@ def hookreg_run_hooks(registry: HookRegistry, *, models: Mapping[str, Model] | N
     Raises:
         HookTypeError: `registry` is not a `HookRegistry`.
     """
-    return HookregRunHooks(_require_registry(registry, "OpenAI Agents run hooks"), models=models)
+    return HookregRunHooks(require_registry(registry, "OpenAI Agents run hooks"), models=models)
