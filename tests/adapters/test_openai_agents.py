@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
+import inspect
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -23,7 +24,9 @@ from agents import (
     ModelRetrySettings,
     ModelSettings,
     RunConfig,
+    RunContextWrapper,
     Runner,
+    ToolErrorFormatterArgs,
     ToolTimeoutError,
     WebSearchTool,
     function_tool,
@@ -42,6 +45,7 @@ from hookreg import (
     HookRegistry,
     HookResult,
     HookTypeError,
+    InvalidToolCallAction,
     InvalidToolCallContext,
     Message,
     ModelSelectContext,
@@ -69,6 +73,7 @@ from hookreg.testing.conformance import (
     TOOL_NAME,
     AgentRun,
     Answer,
+    Call,
     RecordingTool,
     RunReport,
     RunScenario,
@@ -1131,7 +1136,6 @@ class OpenAIAgentsFramework:
             "finish reason, and the SDK's models raise ModelBehaviorError for an incomplete response instead of "
             "returning it; streamed runs map the Responses API's ending (test_finish_reasons_mapped_when_streamed)"
         ),
-        "unknown_tool": "the SDK raises ModelBehaviorError for a call to a tool the agent does not have",
     }
 
     def wire(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> OpenAIWiring:
@@ -1164,3 +1168,86 @@ def test_the_limits_are_real() -> None:
         if scenario.name in FRAMEWORK.limits:
             with pytest.raises(AssertionError, match=scenario.name):
                 scenario.check(FRAMEWORK, streamed=False)
+
+
+def unknown_then_done(arguments: str = '{"text": "hi"}') -> KitModel:
+    """A kit model that calls a tool named nope (the agent has none), then answers "done"."""
+    return KitModel((Answer(calls=(Call(arguments, tool_name="nope"),)), Answer(text="done")))
+
+
+def echo_agent(registry: HookRegistry, tool: RecordingTool) -> Agent[Any]:
+    """An agent offering the guarded echo tool."""
+    return Agent(name="tester", tools=guard_tools([echo_tool(tool)], registry))
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_an_unknown_tool_reaches_invalid_tool_call(streamed: bool) -> None:
+    """A call to a tool the agent lacks goes to invalid_tool_call with the model's arguments; the run goes on."""
+    registry, tool = HookRegistry(), RecordingTool()
+    invalid: list[InvalidToolCallContext] = []
+    registry.invalid_tool_call(invalid.append)
+    model = unknown_then_done()
+    run = run_through(
+        hookreg_run_hooks(registry),
+        echo_agent(registry, tool),
+        "go",
+        streamed=streamed,
+        run_config=RunConfig(model=model),
+    )
+    assert asyncio.run(run) == "done"
+    assert tool.calls == []
+    assert [(c.tool_name, dict(c.args), c.raw_args, list(c.available_tools)) for c in invalid] == [
+        ("nope", {"text": "hi"}, {"text": "hi"}, [TOOL_NAME])
+    ]
+    assert tool_outputs(model) == {"call-1": "Error: LookupError: unknown tool 'nope'; the tools offered are: echo"}
+
+
+def test_a_repaired_unknown_call_runs_the_named_tool_gated_once() -> None:
+    """A repair of an unknown call runs the named guarded tool with the model's arguments, through one gate."""
+    registry, tool = HookRegistry(), RecordingTool()
+    gated: list[str] = []
+    registry.invalid_tool_call(lambda ctx: InvalidToolCallAction.repair(TOOL_NAME))
+
+    @registry.pre_tool_call_decide
+    def allow(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(ctx.call_id)
+        return HookResult.allow()
+
+    model = unknown_then_done()
+    agent = echo_agent(registry, tool)
+    run = run_through(hookreg_run_hooks(registry), agent, "go", streamed=False, run_config=RunConfig(model=model))
+    assert asyncio.run(run) == "done"
+    assert (tool.calls, gated, tool_outputs(model)) == ([{"text": "hi"}], ["call-1"], {"call-1": "hi"})
+
+
+def test_a_stop_on_an_unknown_call_stops_the_run() -> None:
+    """An invalid_tool_call stop on an unknown tool reaches the caller as StopRun; the model is not asked again."""
+    registry = HookRegistry()
+    ends = record_ends(registry)
+    registry.invalid_tool_call(lambda ctx: InvalidToolCallAction.stop("no guessing tool names"))
+    model = unknown_then_done()
+    run = run_through(
+        hookreg_run_hooks(registry),
+        echo_agent(registry, RecordingTool()),
+        "go",
+        streamed=False,
+        run_config=RunConfig(model=model),
+    )
+    with pytest.raises(StopRun, match="no guessing tool names"):
+        asyncio.run(run)
+    assert len(model.calls) == 1
+    assert ends == [("stopped", "no guessing tool names")]
+
+
+def test_the_base_tool_error_formatter_keeps_the_other_kinds() -> None:
+    """run_config() answers tool_not_found itself and hands every other kind to the base config's formatter."""
+    base = RunConfig(tool_error_formatter=lambda args: f"base: {args.kind}")
+    config = hookreg_run_hooks(HookRegistry()).run_config(base)
+    assert config.tool_not_found_behavior == "return_error_to_model"
+    assert config.tool_error_formatter is not None
+    wrapper = RunContextWrapper(context=None)
+    for kind in ("approval_rejected", "tool_exception"):
+        args = ToolErrorFormatterArgs(kind, "function", TOOL_NAME, "c1", "default", wrapper)
+        text = config.tool_error_formatter(args)
+        assert inspect.isawaitable(text)
+        assert asyncio.run(settle(text)) == f"base: {kind}"
