@@ -1127,9 +1127,10 @@ class OpenAIAgentsFramework:
     stop_raises = True
     limits: Mapping[str, str] = {
         "arguments_failing_the_schema": (
-            "the SDK validates a function tool's arguments against its schema inside the tool's invoker "
-            "(function_tool's private _prepare_arguments), after the gate: they fail like the tool, through "
-            "post_tool_call_failure and on_tool_error (kind EXCEPTION), not invalid_tool_call"
+            "the SDK checks a function tool's arguments only inside the tool's invoker (function_tool's private "
+            "pydantic model), after the gate, so they fail like the tool (post_tool_call_failure, on_tool_error "
+            "kind EXCEPTION); its public params_json_schema is the strict model-facing schema, which requires "
+            "parameters that have defaults, so checking it first would refuse valid calls"
         ),
         "finish_reasons_mapped": (
             "blocking runs only: a Model's get_response returns a ModelResponse, which carries no status or "
