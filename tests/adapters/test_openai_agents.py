@@ -53,6 +53,7 @@ from hookreg import (
     OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
+    OnToolErrorContext,
     PostTurnContext,
     PreModelCallContext,
     PreToolCallDecideContext,
@@ -1252,3 +1253,35 @@ def test_the_base_tool_error_formatter_keeps_the_other_kinds() -> None:
         text = config.tool_error_formatter(args)
         assert inspect.isawaitable(text)
         assert asyncio.run(settle(text)) == f"base: {kind}"
+
+
+def test_a_failing_hook_on_an_unknown_call_fails_the_run() -> None:
+    """A hook raising on an unknown call reaches the caller although the SDK swallows its formatter's errors."""
+    registry = HookRegistry()
+    ends = record_ends(registry)
+
+    @registry.on_tool_error
+    def broken(ctx: OnToolErrorContext) -> str:
+        raise RuntimeError("error hook broke")
+
+    model = unknown_then_done()
+    agent = echo_agent(registry, RecordingTool())
+    with pytest.raises(RuntimeError, match="error hook broke"):
+        asyncio.run(
+            run_through(hookreg_run_hooks(registry), agent, "go", streamed=True, run_config=RunConfig(model=model))
+        )
+    assert len(model.calls) == 1
+    assert [status for status, _ in ends] == ["failed"]
+
+
+def test_a_repair_to_an_unguarded_tool_runs_it_and_observes_it() -> None:
+    """A repair naming a function tool hookreg does not guard runs it once; post_tool_call still sees the result."""
+    registry, tool = HookRegistry(), RecordingTool()
+    results: list[object] = []
+    registry.invalid_tool_call(lambda ctx: InvalidToolCallAction.repair(TOOL_NAME))
+    registry.post_tool_call(lambda ctx: results.append(ctx.result))
+    model = unknown_then_done()
+    agent = Agent(name="tester", tools=[echo_tool(tool)])
+    run = run_through(hookreg_run_hooks(registry), agent, "go", streamed=False, run_config=RunConfig(model=model))
+    assert asyncio.run(run) == "done"
+    assert (tool.calls, results, tool_outputs(model)) == ([{"text": "hi"}], ["hi"], {"call-1": "hi"})
