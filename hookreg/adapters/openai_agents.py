@@ -748,9 +748,11 @@ class HookregRunHooks(RunHooks[Any]):
     `stream_events`, which also hand the caller a tool hook's `StopRun`
     instead of the SDK's ``UserError``.
 
-    Patches, ``model_select``, ``model_turn_finished`` and ``stop`` need
+    Patches, ``model_select``, ``model_turn_finished``, ``stop`` and
+    ``invalid_tool_call`` for a tool the agent does not have need
     `run_config` (the entry points install it); without it a patch that
-    changes anything raises `HookValueError`.
+    changes anything raises `HookValueError`, and the SDK raises its own
+    ``ModelBehaviorError`` for an unknown tool.
 
     Attributes:
         registry: The hooks to run.
