@@ -407,15 +407,17 @@ class _Run:
         `hookreg._lifecycle.gate` with the arguments the model sent, so
         ``invalid_tool_call`` decides (``fail`` → ``post_tool_call_failure``
         and ``on_tool_error`` with kind ``NOT_FOUND``), and a ``repair``
-        runs the named function tool of the agent through its invoker. The SDK
-        swallows a formatter's exceptions, so a `StopRun` or a failing hook is
-        kept in `pending` and raised before the run's next step.
+        runs the named function tool the agent offers (enabled, MCP tools
+        included) through its invoker. The SDK swallows a formatter's
+        exceptions, so a `StopRun` or a failing hook is kept in `pending` and
+        raised before the run's next step.
         """
         registry = self.state.registry
-        tools = {t.name: t for t in (self.agent.tools if self.agent else ()) if isinstance(t, FunctionTool)}
-        args = _model_arguments(self.arguments.get(call_id, ""))
-        known = set(tools) - {name}
         try:
+            enabled = await self.agent.get_all_tools(context) if self.agent else []  # MCP tools too, none disabled
+            tools = {t.name: t for t in enabled if isinstance(t, FunctionTool)}
+            args = _model_arguments(self.arguments.get(call_id, ""))
+            known = set(tools) - {name}
             steps = gate(registry, self.state.run, name, call_id, args, known=known, offered=self.offered)
             verdict = await adrive(registry, steps)
             if not verdict.allowed:

@@ -1285,3 +1285,22 @@ def test_a_repair_to_an_unguarded_tool_runs_it_and_observes_it() -> None:
     run = run_through(hookreg_run_hooks(registry), agent, "go", streamed=False, run_config=RunConfig(model=model))
     assert asyncio.run(run) == "done"
     assert (tool.calls, results, tool_outputs(model)) == ([{"text": "hi"}], ["hi"], {"call-1": "hi"})
+
+
+def test_a_repair_cannot_reach_a_disabled_tool() -> None:
+    """A repair naming a tool the agent disabled fails as not found: the disabled tool never runs."""
+    registry, tool = HookRegistry(), RecordingTool()
+    kinds: list[str] = []
+    registry.invalid_tool_call(lambda ctx: InvalidToolCallAction.repair(TOOL_NAME))
+
+    @registry.on_tool_error
+    def note(ctx: OnToolErrorContext) -> str:
+        kinds.append(ctx.kind.value)
+        return ctx.message
+
+    disabled = dataclasses.replace(echo_tool(tool), is_enabled=False)
+    model = unknown_then_done()
+    agent = Agent(name="tester", tools=guard_tools([disabled], registry))
+    run = run_through(hookreg_run_hooks(registry), agent, "go", streamed=False, run_config=RunConfig(model=model))
+    assert asyncio.run(run) == "done"
+    assert (tool.calls, kinds) == ([], ["not_found"])
