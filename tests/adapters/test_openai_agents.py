@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
+import importlib.metadata
 import inspect
 import subprocess
 import sys
