@@ -42,12 +42,18 @@ SDK's events:
   ``failed`` / ``cancelled`` and hand the caller the very `StopRun` a hook
   raised.
 
-Not reachable: ``invalid_tool_call`` for unknown tools (the SDK answers them
-itself) and for arguments that fail the tool's schema (the SDK validates them
-inside the tool's invoker, after the gate: they fail like the tool, through
-``post_tool_call_failure`` and ``on_tool_error``), and the "not run" notices
-of a stopped batch (a stop ends the SDK's run with an exception: it returns
-no history).
+- A call to a tool the agent does not have → ``invalid_tool_call`` (kind
+  ``NOT_FOUND`` when it fails; a ``repair`` runs the named function tool) via
+  the SDK's ``tool_not_found_behavior="return_error_to_model"`` and
+  ``tool_error_formatter``, which `HookregRunHooks.run_config` installs.
+
+Not reachable: ``invalid_tool_call`` for arguments that fail the tool's
+schema (the SDK validates them inside the tool's invoker, after the gate:
+they fail like the tool, through ``post_tool_call_failure`` and
+``on_tool_error``); a finish reason in blocking runs (a ``ModelResponse``
+has none, and the SDK's models raise for an incomplete response instead of
+returning it); and the "not run" notices of a stopped batch (a stop ends the
+SDK's run with an exception: it returns no history).
 
 Example:
     >>> hooks = hookreg_run_hooks(registry)  # doctest: +SKIP
@@ -85,11 +91,23 @@ from hookreg._context import (
     ToolErrorKind,
 )
 from hookreg._errors import HookTypeError, HookValueError, StopRun
-from hookreg._lifecycle import RunState, adrive, failed
+from hookreg._lifecycle import (
+    STOPPED_NOTICE,
+    GateResult,
+    RunState,
+    adrive,
+    failed,
+    finish_reason,
+    gate,
+    missing_framework,
+    present,
+    refused_retry,
+    require_registry,
+    succeeded,
+)
 from hookreg._points import HookPoint
 from hookreg._results import FinishReason, RequestPatch, TurnAction
 from hookreg._surface import HookRegistry
-from hookreg.adapters import _missing_framework, _refused_retry, _require_registry, _ToolCall
 
 __all__ = ["HookregRunHooks", "guard_tool", "guard_tools", "hookreg_run_hooks"]
 
@@ -139,6 +157,7 @@ try:
         RunResultStreaming,
         StreamEvent,
         Tool,
+        ToolErrorFormatterArgs,
         ToolTimeoutError,
         Usage,
     )
@@ -154,7 +173,7 @@ try:
         ResponseTextDeltaEvent,
     )
 except ImportError as _error:  # pragma: no cover - exercised by a test that hides the framework
-    raise _missing_framework("openai_agents", "openai-agents", _error) from _error
+    raise missing_framework("openai_agents", "openai-agents", _error) from _error
 
 
 # --- tools ----------------------------------------------------------------------------------
@@ -244,7 +263,7 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
         HookTypeError: `tool` is not a `FunctionTool` (also a `TypeError`),
             or `registry` is not a `HookRegistry`.
     """
-    _require_registry(registry, f"a guarded tool for {tool!r}")
+    require_registry(registry, f"a guarded tool for {tool!r}")
     if not isinstance(tool, FunctionTool):
         msg = (
             f"Cannot guard {tool!r}: only FunctionTool calls pass through Python code the adapter can hook. "
@@ -259,28 +278,42 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
 
     async def call_tool(ctx: ToolContext[Any], input_json: str) -> Any:
         run = _RUNS.get(id(ctx.usage))
-        call = _ToolCall(registry, run.state.run if run else RunContext(), tool.name, ctx.tool_call_id)
+        context = run.state.run if run else RunContext()
         try:
-            verdict = await call.gate(_model_arguments(input_json), offered=run.offered if run else None)
+            gated = _GATED.get()
+            if gated is not None and not gated.taken and gated.verdict.call.call_id == ctx.tool_call_id:
+                gated.taken = True  # a repaired call to an unknown tool, gated by _Run.unknown_tool
+                verdict = gated.verdict
+            else:
+                offered = run.offered if run else None
+                arguments = _model_arguments(input_json)
+                steps = gate(
+                    registry, context, tool.name, ctx.tool_call_id, arguments, known={tool.name}, offered=offered
+                )
+                verdict = await adrive(registry, steps)
             if not verdict.allowed:
                 return verdict.text
-            args = verdict.call.args
+            call = verdict.call
             started = time.perf_counter()
             deadline = asyncio.timeout(limit)
             try:
                 async with deadline:
-                    raw = await invoke(ctx, json.dumps(dict(args)) if verdict.rewritten else input_json)
+                    raw = await invoke(ctx, json.dumps(dict(call.args)) if verdict.rewritten else input_json)
             except StopRun:
                 raise
             except Exception as exc:
                 ms = (time.perf_counter() - started) * 1000
                 if deadline.expired() and limit is not None:
-                    return await _timed_out(tool, call, ctx, args, limit=limit, ms=ms)
+                    return await _timed_out(tool, registry, context, call, ctx, limit=limit, ms=ms)
                 base = await formatter(ctx, exc)
                 if base is None and not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
                     raise
-                return await call.failed(args, exc, str(exc) if base is None else base, ms)
-            return await call.succeeded(args, raw, (time.perf_counter() - started) * 1000)
+                message = str(exc) if base is None else base
+                return await adrive(registry, failed(registry, context, call, exc, message=message, duration_ms=ms))
+            ms = (time.perf_counter() - started) * 1000
+            text = await adrive(registry, succeeded(registry, context, call, raw, duration_ms=ms))
+            # The SDK presents a result its own way: hand it the raw value unless a hook rewrote the text.
+            return text if registry.has_hooks(HookPoint.TRANSFORM_TOOL_RESULT) else raw
         except StopRun as stop:
             if run is not None:
                 await run.end_with(stop)
@@ -290,8 +323,15 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
     return guarded
 
 
-async def _timed_out(  # noqa: PLR0913 -- the tool, the call, and what the timeout was
-    tool: FunctionTool, call: _ToolCall, ctx: ToolContext[Any], args: Mapping[str, object], *, limit: float, ms: float
+async def _timed_out(  # noqa: PLR0913 -- the tool, the hooks, the call, and what the timeout was
+    tool: FunctionTool,
+    registry: HookRegistry,
+    run: RunContext,
+    call: ToolCallRequest,
+    ctx: ToolContext[Any],
+    *,
+    limit: float,
+    ms: float,
 ) -> str:
     """A call that outlived the tool's ``timeout_seconds``: fail it with kind TIMEOUT, as the tool asks.
 
@@ -307,9 +347,8 @@ async def _timed_out(  # noqa: PLR0913 -- the tool, the call, and what the timeo
     else:
         text = tool.timeout_error_function(ctx, error)
         base = str(await text if inspect.isawaitable(text) else text)
-    request = ToolCallRequest(call.call_id, call.tool_name, args)
-    steps = failed(call.registry, call.run, request, error, kind=ToolErrorKind.TIMEOUT, message=base, duration_ms=ms)
-    return await adrive(call.registry, steps)
+    steps = failed(registry, run, call, error, kind=ToolErrorKind.TIMEOUT, message=base, duration_ms=ms)
+    return await adrive(registry, steps)
 
 
 def guard_tools(tools: Iterable[Tool], registry: HookRegistry) -> list[Tool]:
@@ -325,7 +364,7 @@ def guard_tools(tools: Iterable[Tool], registry: HookRegistry) -> list[Tool]:
     Raises:
         HookTypeError: `registry` is not a `HookRegistry`.
     """
-    _require_registry(registry, "guarded tools")
+    require_registry(registry, "guarded tools")
     return [guard_tool(tool, registry) if isinstance(tool, FunctionTool) else tool for tool in tools]
 
 
@@ -333,15 +372,81 @@ def guard_tools(tools: Iterable[Tool], registry: HookRegistry) -> list[Tool]:
 
 
 class _Run:
-    """One SDK run as hookreg sees it: the shared `RunState`, whether its start ran, the tools offered this turn."""
+    """One SDK run as hookreg sees it: the shared `RunState`, whether its start ran, the tools offered this turn.
 
-    __slots__ = ("__weakref__", "hooks", "offered", "started", "state")
+    Also the agent of the current model call, the arguments of the calls it
+    answered (by call id) and an exception a hook raised where the SDK would
+    swallow it (`unknown_tool`), raised again before the run's next step.
+    """
+
+    __slots__ = ("__weakref__", "agent", "arguments", "hooks", "offered", "pending", "started", "state")
 
     def __init__(self, hooks: HookregRunHooks, state: RunState) -> None:
         self.hooks = hooks
         self.state = state
         self.started = False
         self.offered: frozenset[str] | None = None
+        self.agent: Agent[Any] | None = None
+        self.arguments: dict[str, str] = {}
+        self.pending: Exception | None = None
+
+    async def raise_pending(self) -> None:
+        """Raise the exception `unknown_tool` kept (ending the session first for a `StopRun`), if any."""
+        error, self.pending = self.pending, None
+        if error is None:
+            return
+        if isinstance(error, StopRun):
+            await self.end_with(error)
+        raise error
+
+    async def unknown_tool(self, name: str, call_id: str, context: RunContextWrapper[Any]) -> str:
+        """A call to a tool the agent lacks, as the run contract's invalid call; return what the model reads.
+
+        The SDK answers such a call with its ``tool_error_formatter`` (see
+        `HookregRunHooks.run_config`): the call goes through
+        `hookreg._lifecycle.gate` with the arguments the model sent, so
+        ``invalid_tool_call`` decides (``fail`` → ``post_tool_call_failure``
+        and ``on_tool_error`` with kind ``NOT_FOUND``), and a ``repair``
+        runs the named function tool the agent offers (enabled, MCP tools
+        included) through its invoker. The SDK swallows a formatter's
+        exceptions, so a `StopRun` or a failing hook is kept in `pending` and
+        raised before the run's next step.
+        """
+        registry = self.state.registry
+        try:
+            enabled = await self.agent.get_all_tools(context) if self.agent else []  # MCP tools too, none disabled
+            tools = {t.name: t for t in enabled if isinstance(t, FunctionTool)}
+            args = _model_arguments(self.arguments.get(call_id, ""))
+            known = set(tools) - {name}
+            steps = gate(registry, self.state.run, name, call_id, args, known=known, offered=self.offered)
+            verdict = await adrive(registry, steps)
+            if not verdict.allowed:
+                return verdict.text
+            return await self._repaired(tools[verdict.call.tool_name], verdict, context)
+        except Exception as exc:  # noqa: BLE001 -- kept for the run's next step: the SDK would swallow it here
+            self.pending = exc
+            return STOPPED_NOTICE
+
+    async def _repaired(self, tool: FunctionTool, verdict: GateResult, context: RunContextWrapper[Any]) -> str:
+        """Run the tool a ``repair`` named, gated already: a guarded tool takes `verdict` instead of gating again."""
+        call, gated = verdict.call, _Gated(verdict)
+        arguments = json.dumps(dict(call.args))
+        ctx = ToolContext(
+            context=context.context,
+            usage=context.usage,
+            tool_name=tool.name,
+            tool_call_id=call.call_id,
+            tool_arguments=arguments,
+        )
+        token = _GATED.set(gated)
+        try:
+            raw = await tool.on_invoke_tool(ctx, arguments)
+        finally:
+            _GATED.reset(token)
+        if not gated.taken:  # a tool hookreg does not guard: observe its outcome here
+            registry = self.state.registry
+            return await adrive(registry, succeeded(registry, self.state.run, call, raw))
+        return present(raw)
 
     async def end_with(self, error: BaseException) -> None:
         """End the session with the outcome of `error` (once per run)."""
@@ -350,6 +455,19 @@ class _Run:
     async def end(self, outcome: RunOutcome) -> None:
         """End the session with `outcome` (once per run)."""
         await adrive(self.state.registry, self.state.end(outcome))
+
+
+class _Gated:
+    """A gate's verdict on a repaired call, handed to the guarded tool that runs it (which then skips its gate)."""
+
+    __slots__ = ("taken", "verdict")
+
+    def __init__(self, verdict: GateResult) -> None:
+        self.verdict = verdict
+        self.taken = False
+
+
+_GATED: contextvars.ContextVar[_Gated | None] = contextvars.ContextVar("hookreg_openai_gated", default=None)
 
 
 _RUNS: dict[int, _Run] = {}
@@ -584,22 +702,26 @@ async def _turn_finished(call: _Call, answer: _Answer, settings: ModelSettings) 
         await run.end_with(stop)
         raise
     if action.kind != "continue" and requests:
-        raise _refused_retry(run.state.turns, action.decided_by, [r.tool_name for r in requests])
+        raise refused_retry(run.state.turns, action.decided_by, [r.tool_name for r in requests])
     return action
+
+
+_RESPONSES_SPELLINGS: Final = {"max_output_tokens": FinishReason.LENGTH}
+"""The Responses API's own words for an ending that `FinishReason.from_raw` does not know (lower case)."""
 
 
 def _finish_reason(status: str | None, reason: str | None, has_calls: bool) -> tuple[FinishReason | None, str | None]:
     """The Responses API's ending as a `FinishReason` and the API's own word for it.
 
-    An incomplete response names its reason (``max_output_tokens``,
+    An incomplete response names its reason (``max_output_tokens`` → LENGTH,
     ``content_filter``); a ``completed`` one ended on tool calls when it
     carries some, else on a stop. A blocking call exposes neither: ``None``.
     """
     if reason:
-        return FinishReason.from_raw(reason), reason
+        return _RESPONSES_SPELLINGS.get(reason.lower()) or finish_reason(reason), reason
     if status == "completed":
         return (FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP), status
-    return FinishReason.from_raw(status), status
+    return finish_reason(status), status
 
 
 def _object_or_empty(arguments: str) -> Mapping[str, object]:
@@ -628,9 +750,11 @@ class HookregRunHooks(RunHooks[Any]):
     `stream_events`, which also hand the caller a tool hook's `StopRun`
     instead of the SDK's ``UserError``.
 
-    Patches, ``model_select``, ``model_turn_finished`` and ``stop`` need
+    Patches, ``model_select``, ``model_turn_finished``, ``stop`` and
+    ``invalid_tool_call`` for a tool the agent does not have need
     `run_config` (the entry points install it); without it a patch that
-    changes anything raises `HookValueError`.
+    changes anything raises `HookValueError`, and the SDK raises its own
+    ``ModelBehaviorError`` for an unknown tool.
 
     Attributes:
         registry: The hooks to run.
@@ -648,7 +772,7 @@ class HookregRunHooks(RunHooks[Any]):
         Raises:
             HookTypeError: `registry` is not a `HookRegistry`.
         """
-        self.registry: HookRegistry = _require_registry(registry, "HookregRunHooks")
+        self.registry: HookRegistry = require_registry(registry, "HookregRunHooks")
         self.models: Mapping[str, Model] = dict(models or {})
 
     # --- entry points
@@ -755,7 +879,12 @@ class HookregRunHooks(RunHooks[Any]):
         The copy's ``call_model_input_filter`` opens a slot for each model
         call and its ``model`` serves the call with the model and settings the
         hooks chose for it (the run's own ``model``, or the agent's, by
-        default). The returned config may be reused across runs.
+        default). A call to a tool the agent does not have goes to
+        ``invalid_tool_call`` (the copy sets ``tool_not_found_behavior`` to
+        ``"return_error_to_model"`` and answers the SDK's ``tool_not_found``
+        through its ``tool_error_formatter``, which hands every other kind
+        of tool error to `base`'s own formatter). The returned config may be
+        reused across runs.
 
         Args:
             base: The run's own settings; ``None`` for the SDK defaults. Its
@@ -776,12 +905,28 @@ class HookregRunHooks(RunHooks[Any]):
             )
             raise HookTypeError(msg)
         model = _PatchedModel(base, self.models)
+        own_formatter = base.tool_error_formatter
 
         def open_call(data: CallModelData[Any]) -> ModelInputData:
             _CALL.set(_Call(model, data.agent))
             return data.model_data
 
-        return dataclasses.replace(base, model=model, call_model_input_filter=open_call)
+        async def format_tool_error(args: ToolErrorFormatterArgs[Any]) -> str | None:
+            run = _RUNS.get(id(args.run_context.usage))
+            if args.kind == "tool_not_found" and run is not None and run.hooks is self:
+                return await run.unknown_tool(args.tool_name, args.call_id, args.run_context)
+            if own_formatter is None:
+                return None
+            text = own_formatter(args)
+            return await text if inspect.isawaitable(text) else text
+
+        return dataclasses.replace(
+            base,
+            model=model,
+            call_model_input_filter=open_call,
+            tool_error_formatter=format_tool_error,
+            tool_not_found_behavior="return_error_to_model",
+        )
 
     # --- SDK hooks
 
@@ -817,6 +962,8 @@ class HookregRunHooks(RunHooks[Any]):
     ) -> None:
         """Before one model call: the run's start (once), ``pre_turn``, then the call's patch and model."""
         run = self._run(context.usage, input_items, starting=True)
+        await run.raise_pending()
+        run.agent = agent
         call = _CALL.get()
         if call is not None and call.claimed:
             call = None  # a slot of an earlier call: this run has no hookreg filter
@@ -862,8 +1009,11 @@ class HookregRunHooks(RunHooks[Any]):
             raise StopRun(outcome.reason)
 
     async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse) -> None:
-        """Fire ``post_turn`` with the response's text."""
+        """Note the arguments of the response's tool calls; fire ``post_turn`` with its text."""
         run = self._run(context.usage, ())
+        run.arguments.update(
+            (item.call_id, item.arguments) for item in response.output if isinstance(item, ResponseFunctionToolCall)
+        )
         if self.registry.has_hooks(HookPoint.POST_TURN):
             text = "".join(ItemHelpers.extract_last_text(item) or "" for item in response.output)
             post = PostTurnContext(turn=run.state.turns, response_text=text, run=run.state.run)
@@ -876,6 +1026,7 @@ class HookregRunHooks(RunHooks[Any]):
     async def on_agent_end(self, context: AgentHookContext[Any], agent: Agent[Any], output: Any) -> None:
         """Fire ``on_session_end`` with a completed outcome."""
         run = self._run(context.usage, ())
+        await run.raise_pending()
         await run.end(RunOutcome(status="completed", turns=run.state.turns))
 
     async def _delta(
@@ -1019,4 +1170,4 @@ def hookreg_run_hooks(registry: HookRegistry, *, models: Mapping[str, Model] | N
     Raises:
         HookTypeError: `registry` is not a `HookRegistry`.
     """
-    return HookregRunHooks(_require_registry(registry, "OpenAI Agents run hooks"), models=models)
+    return HookregRunHooks(require_registry(registry, "OpenAI Agents run hooks"), models=models)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
+import importlib.metadata
+import inspect
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -15,13 +18,16 @@ from agents import (
     Agent,
     FunctionTool,
     Model,
+    ModelBehaviorError,
     ModelProvider,
     ModelResponse,
     ModelRetryAdvice,
     ModelRetrySettings,
     ModelSettings,
     RunConfig,
+    RunContextWrapper,
     Runner,
+    ToolErrorFormatterArgs,
     ToolTimeoutError,
     WebSearchTool,
     function_tool,
@@ -30,7 +36,7 @@ from agents import (
 )
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
-from openai.types.responses import ResponseCompletedEvent, ResponseReasoningItem
+from openai.types.responses import ResponseCompletedEvent, ResponseIncompleteEvent, ResponseReasoningItem
 from openai.types.responses.response import IncompleteDetails
 from openai.types.responses.response_reasoning_item import Summary
 
@@ -40,6 +46,7 @@ from hookreg import (
     HookRegistry,
     HookResult,
     HookTypeError,
+    InvalidToolCallAction,
     InvalidToolCallContext,
     Message,
     ModelSelectContext,
@@ -47,6 +54,7 @@ from hookreg import (
     OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
+    OnToolErrorContext,
     PostTurnContext,
     PreModelCallContext,
     PreToolCallDecideContext,
@@ -61,7 +69,20 @@ from hookreg import (
     TurnAction,
 )
 from hookreg.adapters.openai_agents import HookregRunHooks, _raising_copy, guard_tool, guard_tools, hookreg_run_hooks
-from hookreg.testing.conformance import SCENARIOS, TOOL_NAME, AgentRun, RecordingTool, Scenario, echo
+from hookreg.testing.conformance import (
+    RUN_SCENARIOS,
+    SCENARIOS,
+    TOOL_NAME,
+    AgentRun,
+    Answer,
+    Call,
+    RecordingTool,
+    RunReport,
+    RunScenario,
+    Scenario,
+    echo,
+    run_contract_cases,
+)
 
 _T = TypeVar("_T")
 
@@ -377,14 +398,16 @@ def test_delta_points_fire_through_stream_events() -> None:
 # --- the run contract (DESIGN §8) ---------------------------------------------------------------
 
 
-async def run_through(hooks: HookregRunHooks, agent: Agent[Any], prompt: str, *, streamed: bool) -> object:
+async def run_through(
+    hooks: HookregRunHooks, agent: Agent[Any], prompt: str, *, streamed: bool, run_config: RunConfig | None = None
+) -> object:
     """Run `agent` through the hooks' entry points, blocking or streamed; return the final output."""
     if streamed:
-        result = hooks.run_streamed(agent, prompt)
+        result = hooks.run_streamed(agent, prompt, run_config=run_config)
         async for _ in hooks.stream_events(result):
             pass
         return result.final_output
-    return (await hooks.run(agent, prompt)).final_output
+    return (await hooks.run(agent, prompt, run_config=run_config)).final_output
 
 
 def tool_then_answer(call_id: str = "c1", text: str = "hi") -> ScriptedModel:
@@ -795,6 +818,21 @@ def test_an_incomplete_streamed_answer_maps_its_reason() -> None:
     ]
 
 
+def test_an_answer_cut_at_the_output_cap_finishes_length() -> None:
+    """A response.incomplete for max_output_tokens maps to LENGTH (raw kept); the SDK's error then ends the run."""
+    registry = HookRegistry()
+    seen = record_turns(registry)
+    ends = record_ends(registry)
+    agent = Agent(name="tester")
+    config = RunConfig(model=KitModel((Answer(text="cut sh", truncated=True),)))
+    with pytest.raises(ModelBehaviorError, match=r"response\.incomplete"):
+        asyncio.run(run_through(hookreg_run_hooks(registry), agent, "go", streamed=True, run_config=config))
+    assert [(ctx.finish_reason, ctx.raw_finish_reason, ctx.truncated) for ctx in seen] == [
+        (FinishReason.LENGTH, "max_output_tokens", True)
+    ]
+    assert [status for status, _ in ends] == ["failed"]
+
+
 def test_feedback_asks_the_model_again_in_a_blocking_run() -> None:
     """retry_with_feedback keeps the rejected answer, appends the feedback, and asks the model again."""
     registry = HookRegistry()
@@ -960,3 +998,310 @@ def test_the_served_model_gives_its_retry_advice() -> None:
     agent = Agent(name="tester", model=model, model_settings=ModelSettings(retry=retry))
     assert asyncio.run(run_through(hookreg_run_hooks(HookRegistry()), agent, "go", streamed=False)) == "ok"
     assert len(model.calls) == 2
+
+
+# --- the run-contract kit --------------------------------------------------------------------
+
+
+class KitModel(ScriptedModel):
+    """A scripted SDK model playing the kit's answers, one per model call.
+
+    Tool calls of one answer are one response (parallel calls); a raw argument
+    string is sent as is. A truncated answer ends the way the SDK's Responses
+    model ends it: streamed, a ``response.incomplete`` event whose reason is
+    ``max_output_tokens``; blocking, the `ModelBehaviorError` the SDK's model
+    raises for an incomplete response (a `ModelResponse` has no status).
+    """
+
+    def __init__(self, answers: tuple[Answer, ...]) -> None:
+        self.answers = answers
+        super().__init__([kit_step(answer) for answer in answers])
+
+    async def _next_answer(self) -> Answer:
+        """The answer this call plays; a hanging one waits here forever."""
+        answer = self.answers[min(len(self.calls), len(self.answers) - 1)]
+        if answer.hang:
+            await asyncio.Event().wait()
+        return answer
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        """Answer blocking, as the SDK's Responses model would."""
+        answer = await self._next_answer()
+        response = await super().get_response(*args, **kwargs)
+        if answer.truncated:
+            msg = "Responses stream ended with terminal event `response.incomplete`. status=incomplete."
+            raise ModelBehaviorError(msg)
+        return response
+
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """Stream the answer; a truncated one ends on ``response.incomplete`` (``max_output_tokens``)."""
+        answer = await self._next_answer()
+        async for event in super().stream_response(*args, **kwargs):
+            if answer.truncated and isinstance(event, ResponseCompletedEvent):
+                cut = event.response.model_copy(
+                    update={"status": "incomplete", "incomplete_details": IncompleteDetails(reason="max_output_tokens")}
+                )
+                yield ResponseIncompleteEvent(
+                    response=cut, sequence_number=event.sequence_number, type="response.incomplete"
+                )
+                return
+            yield event
+
+
+def kit_step(answer: Answer) -> ModelStep:
+    """One answer as a scripted model step (a hanging answer never reaches its step)."""
+    if answer.error is not None:
+        return ModelStep(error=answer.error)
+    output: list[Any] = [
+        function_call(
+            call.tool_name, call.args if isinstance(call.args, str) else dict(call.args), call_id=call.call_id
+        )
+        for call in answer.calls
+    ]
+    if answer.text or not output:
+        output.append(assistant_message(answer.text))
+    return ModelStep(output=output)
+
+
+def raw_or_dict(args: Mapping[str, object] | str) -> str | dict[str, object]:
+    """A call's arguments as `function_call` takes them: raw text as is, a mapping as a dict."""
+    return args if isinstance(args, str) else dict(args)
+
+
+def kit_tool(name: str, implementation: Callable[..., str]) -> FunctionTool:
+    """A function tool named `name` with echo's signature, calling `implementation` with what it received.
+
+    The SDK reports a function tool's failure one way only: the tool raises
+    and its ``failure_error_function`` formats the error. A `ReportedError`
+    therefore propagates like any other exception.
+    """
+
+    def echo(text: str, prefix: str = "", suffix: str = "") -> str:
+        """Echo text between a prefix and a suffix."""
+        return implementation(text=text, prefix=prefix, suffix=suffix)
+
+    return function_tool(echo, name_override=name)
+
+
+def tool_outputs(model: ScriptedModel) -> dict[str, str]:
+    """Call id → the tool output the model was sent for it, over every call the model served."""
+    return {
+        str(item["call_id"]): str(item["output"])
+        for call in model.calls
+        if isinstance(call.input, list)
+        for item in call.input
+        if isinstance(item, dict) and item.get("type") == "function_call_output"
+    }
+
+
+@dataclasses.dataclass
+class OpenAIWiring:
+    """One hooks object and one agent with the guarded kit tools, shared by every run; each run brings its model."""
+
+    registry: HookRegistry
+    tools: Mapping[str, Callable[..., str]]
+    hooks: HookregRunHooks = dataclasses.field(init=False)
+    agent: Agent[Any] = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.hooks = hookreg_run_hooks(self.registry)
+        tools = [kit_tool(name, tool) for name, tool in self.tools.items()]
+        self.agent = Agent(name="kit", tools=guard_tools(tools, self.registry))
+
+    async def run(self, answers: tuple[Answer, ...], *, prompt: str, streamed: bool) -> RunReport:
+        """Run the agent once on `prompt` through the hooks' entry points, a `KitModel` playing `answers`."""
+        model = KitModel(answers)
+        config = RunConfig(model=model)
+        try:
+            output = await run_through(self.hooks, self.agent, prompt, streamed=streamed, run_config=config)
+        except ModelBehaviorError:
+            if not any(answer.truncated for answer in answers):
+                raise
+            output = ""  # the SDK's own end of a run whose answer hit the output cap
+        return RunReport(tool_messages=tool_outputs(model), output=str(output or ""))
+
+
+class OpenAIAgentsFramework:
+    """The OpenAI Agents SDK for the run-contract kit: `HookregRunHooks.run` blocking, `run_streamed` streamed."""
+
+    name = "openai-agents"
+    streams = True
+    stop_raises = True
+    limits: Mapping[str, str] = {
+        "arguments_failing_the_schema": (
+            "the SDK checks a function tool's arguments only inside the tool's invoker (function_tool's private "
+            "pydantic model), after the gate, so they fail like the tool (post_tool_call_failure, on_tool_error "
+            "kind EXCEPTION); its public params_json_schema is the strict model-facing schema, which requires "
+            "parameters that have defaults, so checking it first would refuse valid calls"
+        ),
+        "finish_reasons_mapped": (
+            "blocking runs only: a Model's get_response returns a ModelResponse, which carries no status or "
+            "finish reason, and the SDK's models raise ModelBehaviorError for an incomplete response instead of "
+            "returning it; streamed runs map the Responses API's ending (test_finish_reasons_mapped_when_streamed)"
+        ),
+    }
+
+    def wire(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> OpenAIWiring:
+        """One hooks object and one agent offering the kit's tools, guarded."""
+        return OpenAIWiring(registry, tools)
+
+
+FRAMEWORK = OpenAIAgentsFramework()
+
+
+@pytest.mark.parametrize(
+    ("scenario", "streamed"),
+    run_contract_cases(FRAMEWORK),
+    ids=lambda v: v.name if isinstance(v, RunScenario) else ("streamed" if v else "blocking"),
+)
+def test_run_contract(scenario: RunScenario, streamed: bool) -> None:
+    """The OpenAI Agents adapter honours every row of the run contract but its documented limits."""
+    scenario.check(FRAMEWORK, streamed=streamed)
+
+
+def test_finish_reasons_mapped_when_streamed() -> None:
+    """The finish-reason row, which blocking runs cannot honour, holds for streamed runs."""
+    (scenario,) = [s for s in RUN_SCENARIOS if s.name == "finish_reasons_mapped"]
+    scenario.check(FRAMEWORK, streamed=True)
+
+
+def test_the_limits_are_real() -> None:
+    """Each row listed as a limit really fails on the SDK (blocking), so the list never hides a row that passes."""
+    for scenario in RUN_SCENARIOS:
+        if scenario.name in FRAMEWORK.limits:
+            with pytest.raises(AssertionError, match=scenario.name):
+                scenario.check(FRAMEWORK, streamed=False)
+
+
+def unknown_then_done(arguments: str = '{"text": "hi"}') -> KitModel:
+    """A kit model that calls a tool named nope (the agent has none), then answers "done"."""
+    return KitModel((Answer(calls=(Call(arguments, tool_name="nope"),)), Answer(text="done")))
+
+
+def echo_agent(registry: HookRegistry, tool: RecordingTool) -> Agent[Any]:
+    """An agent offering the guarded echo tool."""
+    return Agent(name="tester", tools=guard_tools([echo_tool(tool)], registry))
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+def test_an_unknown_tool_reaches_invalid_tool_call(streamed: bool) -> None:
+    """A call to a tool the agent lacks goes to invalid_tool_call with the model's arguments; the run goes on."""
+    registry, tool = HookRegistry(), RecordingTool()
+    invalid: list[InvalidToolCallContext] = []
+    registry.invalid_tool_call(invalid.append)
+    model = unknown_then_done()
+    run = run_through(
+        hookreg_run_hooks(registry),
+        echo_agent(registry, tool),
+        "go",
+        streamed=streamed,
+        run_config=RunConfig(model=model),
+    )
+    assert asyncio.run(run) == "done"
+    assert tool.calls == []
+    assert [(c.tool_name, dict(c.args), c.raw_args, list(c.available_tools)) for c in invalid] == [
+        ("nope", {"text": "hi"}, {"text": "hi"}, [TOOL_NAME])
+    ]
+    assert tool_outputs(model) == {"call-1": "Error: LookupError: unknown tool 'nope'; the tools offered are: echo"}
+
+
+def test_a_repaired_unknown_call_runs_the_named_tool_gated_once() -> None:
+    """A repair of an unknown call runs the named guarded tool with the model's arguments, through one gate."""
+    registry, tool = HookRegistry(), RecordingTool()
+    gated: list[str] = []
+    registry.invalid_tool_call(lambda ctx: InvalidToolCallAction.repair(TOOL_NAME))
+
+    @registry.pre_tool_call_decide
+    def allow(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(ctx.call_id)
+        return HookResult.allow()
+
+    model = unknown_then_done()
+    agent = echo_agent(registry, tool)
+    run = run_through(hookreg_run_hooks(registry), agent, "go", streamed=False, run_config=RunConfig(model=model))
+    assert asyncio.run(run) == "done"
+    assert (tool.calls, gated, tool_outputs(model)) == ([{"text": "hi"}], ["call-1"], {"call-1": "hi"})
+
+
+def test_a_stop_on_an_unknown_call_stops_the_run() -> None:
+    """An invalid_tool_call stop on an unknown tool reaches the caller as StopRun; the model is not asked again."""
+    registry = HookRegistry()
+    ends = record_ends(registry)
+    registry.invalid_tool_call(lambda ctx: InvalidToolCallAction.stop("no guessing tool names"))
+    model = unknown_then_done()
+    run = run_through(
+        hookreg_run_hooks(registry),
+        echo_agent(registry, RecordingTool()),
+        "go",
+        streamed=False,
+        run_config=RunConfig(model=model),
+    )
+    with pytest.raises(StopRun, match="no guessing tool names"):
+        asyncio.run(run)
+    assert len(model.calls) == 1
+    assert ends == [("stopped", "no guessing tool names")]
+
+
+def test_the_base_tool_error_formatter_keeps_the_other_kinds() -> None:
+    """run_config() answers tool_not_found itself and hands every other kind to the base config's formatter."""
+    base = RunConfig(tool_error_formatter=lambda args: f"base: {args.kind}")
+    config = hookreg_run_hooks(HookRegistry()).run_config(base)
+    assert config.tool_not_found_behavior == "return_error_to_model"
+    assert config.tool_error_formatter is not None
+    wrapper = RunContextWrapper(context=None)
+    for kind in ("approval_rejected", "tool_exception"):
+        args = ToolErrorFormatterArgs(kind, "function", TOOL_NAME, "c1", "default", wrapper)
+        text = config.tool_error_formatter(args)
+        assert inspect.isawaitable(text)
+        assert asyncio.run(settle(text)) == f"base: {kind}"
+
+
+def test_a_failing_hook_on_an_unknown_call_fails_the_run() -> None:
+    """A hook raising on an unknown call reaches the caller although the SDK swallows its formatter's errors."""
+    registry = HookRegistry()
+    ends = record_ends(registry)
+
+    @registry.on_tool_error
+    def broken(ctx: OnToolErrorContext) -> str:
+        raise RuntimeError("error hook broke")
+
+    model = unknown_then_done()
+    agent = echo_agent(registry, RecordingTool())
+    with pytest.raises(RuntimeError, match="error hook broke"):
+        asyncio.run(
+            run_through(hookreg_run_hooks(registry), agent, "go", streamed=True, run_config=RunConfig(model=model))
+        )
+    assert len(model.calls) == 1
+    assert [status for status, _ in ends] == ["failed"]
+
+
+def test_a_repair_to_an_unguarded_tool_runs_it_and_observes_it() -> None:
+    """A repair naming a function tool hookreg does not guard runs it once; post_tool_call still sees the result."""
+    registry, tool = HookRegistry(), RecordingTool()
+    results: list[object] = []
+    registry.invalid_tool_call(lambda ctx: InvalidToolCallAction.repair(TOOL_NAME))
+    registry.post_tool_call(lambda ctx: results.append(ctx.result))
+    model = unknown_then_done()
+    agent = Agent(name="tester", tools=[echo_tool(tool)])
+    run = run_through(hookreg_run_hooks(registry), agent, "go", streamed=False, run_config=RunConfig(model=model))
+    assert asyncio.run(run) == "done"
+    assert (tool.calls, results, tool_outputs(model)) == ([{"text": "hi"}], ["hi"], {"call-1": "hi"})
+
+
+def test_a_repair_cannot_reach_a_disabled_tool() -> None:
+    """A repair naming a tool the agent disabled fails as not found: the disabled tool never runs."""
+    registry, tool = HookRegistry(), RecordingTool()
+    kinds: list[str] = []
+    registry.invalid_tool_call(lambda ctx: InvalidToolCallAction.repair(TOOL_NAME))
+
+    @registry.on_tool_error
+    def note(ctx: OnToolErrorContext) -> str:
+        kinds.append(ctx.kind.value)
+        return ctx.message
+
+    disabled = dataclasses.replace(echo_tool(tool), is_enabled=False)
+    model = unknown_then_done()
+    agent = Agent(name="tester", tools=guard_tools([disabled], registry))
+    run = run_through(hookreg_run_hooks(registry), agent, "go", streamed=False, run_config=RunConfig(model=model))
+    assert asyncio.run(run) == "done"
+    assert (tool.calls, kinds) == ([], ["not_found"])
