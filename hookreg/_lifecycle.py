@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-from collections.abc import Callable, Collection, Generator, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias, TypeVar, final
 
@@ -140,8 +140,13 @@ def bind(registry: HookRegistry, flow: Steps[_R]) -> Steps[_R]:
             error = exc
 
 
-def drive(registry: HookRegistry, steps: Steps[_R]) -> _R:
-    """Run a flow to its end synchronously; a dispatch's exception is thrown into the flow."""
+def drive(registry: HookRegistry, steps: Generator[Any, Any, _R], other: Callable[[Any], Any] | None = None) -> _R:
+    """Run a flow to its end synchronously; an operation's exception is thrown into the flow.
+
+    A flow of a framework's own may also yield operations that are not a
+    `Dispatch` (a LangChain middleware calling its next handler): `other`
+    performs them.
+    """
     reply: object = None
     error: BaseException | None = None
     while True:
@@ -151,13 +156,18 @@ def drive(registry: HookRegistry, steps: Steps[_R]) -> _R:
             return done.value  # type: ignore[no-any-return]  # the flow's declared return type
         reply, error = None, None
         try:
-            reply = perform(registry, op)
+            reply = perform(registry, op) if other is None or isinstance(op, Dispatch) else other(op)
         except BaseException as exc:  # noqa: BLE001 -- thrown into the flow, which decides what it means
             error = exc
 
 
-async def adrive(registry: HookRegistry, steps: Steps[_R]) -> _R:
-    """Run a flow to its end, awaiting each dispatch; a dispatch's exception is thrown into the flow."""
+async def adrive(
+    registry: HookRegistry, steps: Generator[Any, Any, _R], other: Callable[[Any], Awaitable[Any]] | None = None
+) -> _R:
+    """Run a flow to its end, awaiting each operation; an operation's exception is thrown into the flow.
+
+    `other` awaits the operations that are not a `Dispatch`, as in `drive`.
+    """
     reply: object = None
     error: BaseException | None = None
     while True:
@@ -167,7 +177,7 @@ async def adrive(registry: HookRegistry, steps: Steps[_R]) -> _R:
             return done.value  # type: ignore[no-any-return]  # the flow's declared return type
         reply, error = None, None
         try:
-            reply = await aperform(registry, op)
+            reply = await (aperform(registry, op) if other is None or isinstance(op, Dispatch) else other(op))
         except BaseException as exc:  # noqa: BLE001 -- thrown into the flow, which decides what it means
             error = exc
 

@@ -809,3 +809,29 @@ def test_bind_routes_a_flow_to_its_own_registry() -> None:
 def _broken(ctx: object) -> NoReturn:
     """A hook that fails with ZeroDivisionError."""
     raise ZeroDivisionError
+
+
+def test_a_framework_flow_mixes_its_own_operations_with_dispatches() -> None:
+    """`other` performs the flow's own operations (not a `Dispatch`), on both drivers; a failure is thrown back in."""
+    registry = HookRegistry()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.deny("no"))
+    ctx = PreToolCallDecideContext(tool_name="shell", args={}, call_id="c")
+
+    def flow() -> Any:
+        verdict = yield Dispatch("decide", P.PRE_TOOL_CALL_DECIDE, ctx)
+        answer = yield ("next-handler", verdict.reason)
+        try:
+            yield ("next-handler", "boom")
+        except KeyError as exc:
+            return answer, exc.args
+
+    def handle(op: tuple[str, str]) -> str:
+        if op[1] == "boom":
+            raise KeyError("handler failed")
+        return f"handled {op[1]}"
+
+    async def ahandle(op: tuple[str, str]) -> str:
+        return handle(op)
+
+    assert drive(registry, flow(), handle) == ("handled no", ("handler failed",))
+    assert asyncio.run(adrive(registry, flow(), ahandle)) == ("handled no", ("handler failed",))

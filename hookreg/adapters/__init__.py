@@ -9,11 +9,4 @@ directly and only translate their framework's events into those flows.
 
 from __future__ import annotations
 
-from hookreg._lifecycle import missing_framework, refused_retry, require_registry
-
 __all__: list[str] = []
-
-# Older names of three `hookreg._lifecycle` functions, kept while an adapter still imports them from here.
-_require_registry = require_registry
-_refused_retry = refused_retry
-_missing_framework = missing_framework

@@ -120,16 +120,18 @@ from hookreg._lifecycle import (
     GateResult,
     RunState,
     Validator,
-    aperform,
+    adrive,
     describe,
+    drive,
     failed,
     finish_reason,
     gate,
-    perform,
+    missing_framework,
+    refused_retry,
+    require_registry,
     succeeded,
     unanswered,
 )
-from hookreg.adapters import _missing_framework, _refused_retry, _require_registry
 
 __all__ = ["HookregMiddleware", "HookregState"]
 
@@ -184,7 +186,7 @@ try:
     from langgraph.types import Command
     from pydantic import BaseModel, ValidationError
 except ImportError as _import_error:  # pragma: no cover - exercised by a test that hides the framework
-    raise _missing_framework("langchain", "langchain", _import_error) from _import_error
+    raise missing_framework("langchain", "langchain", _import_error) from _import_error
 
 _R = TypeVar("_R")
 _ToolResponse: TypeAlias = "ToolMessage | Command[Any]"
@@ -222,41 +224,14 @@ _Flow: TypeAlias = Generator[Any, Any, _R]
 
 def _drive(registry: HookRegistry, flow: _Flow[_R], handler: Callable[[Any], Any] | None = None) -> _R:
     """Run `flow` with the registry's sync methods, calling `handler` for each `_Call`."""
-    reply: object = None
-    error: BaseException | None = None
-    while True:
-        try:
-            op = flow.send(reply) if error is None else flow.throw(error)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]  # the flow's declared return type
-        reply, error = None, None
-        try:
-            reply = (
-                cast("Callable[[Any], Any]", handler)(op.request) if isinstance(op, _Call) else perform(registry, op)
-            )
-        except BaseException as exc:  # noqa: BLE001 -- thrown into the flow, which decides what it means
-            error = exc
+    return drive(registry, flow, None if handler is None else lambda op: handler(op.request))
 
 
 async def _adrive(
     registry: HookRegistry, flow: _Flow[_R], handler: Callable[[Any], Awaitable[Any]] | None = None
 ) -> _R:
     """Run `flow` with the registry's ``a``-methods, awaiting `handler` for each `_Call`."""
-    reply: object = None
-    error: BaseException | None = None
-    while True:
-        try:
-            op = flow.send(reply) if error is None else flow.throw(error)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]  # the flow's declared return type
-        reply, error = None, None
-        try:
-            if isinstance(op, _Call):
-                reply = await cast("Callable[[Any], Awaitable[Any]]", handler)(op.request)
-            else:
-                reply = await aperform(registry, op)
-        except BaseException as exc:  # noqa: BLE001 -- thrown into the flow, which decides what it means
-            error = exc
+    return await adrive(registry, flow, None if handler is None else lambda op: handler(op.request))
 
 
 # --- reading LangChain's state ------------------------------------------------------
@@ -574,7 +549,7 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
 
     def __init__(self, registry: HookRegistry, *, models: Mapping[str, BaseChatModel] | None = None) -> None:
         super().__init__()
-        self.registry: HookRegistry = _require_registry(registry, "HookregMiddleware")
+        self.registry: HookRegistry = require_registry(registry, "HookregMiddleware")
         self.models: Mapping[str, BaseChatModel] = dict(models or {})
         for name, model in self.models.items():
             if not isinstance(model, BaseChatModel):
@@ -776,7 +751,7 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
                 action = yield Dispatch("decide", HookPoint.MODEL_TURN_FINISHED, ctx)
             if action.kind != "continue":
                 if answer.tool_calls:
-                    raise _refused_retry(ctx.turn, action.decided_by, [c["name"] for c in answer.tool_calls])
+                    raise refused_retry(ctx.turn, action.decided_by, [c["name"] for c in answer.tool_calls])
                 if action.kind == "repeat" and answer.id is not None:
                     return {"messages": [RemoveMessage(id=answer.id)], "jump_to": "model"}
                 if action.kind == "feedback":
