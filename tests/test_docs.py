@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import os
 import re
@@ -105,6 +106,77 @@ def test_adapter_pages_list_every_conformance_scenario(page: Path) -> None:
 
     text = page.read_text(encoding="utf-8")
     assert [s.name for s in SCENARIOS if f"| `{s.name}` |" not in text] == []
+
+
+# Each adapter page and the README column of that framework, with the test file whose run-contract
+# `Framework` class (its `streams` and `limits`) the page's run-contract table must agree with.
+ADAPTER_TESTS = {
+    "pydantic-ai": ("pydantic-ai", ROOT / "tests" / "adapters" / "test_pydantic_ai.py"),
+    "openai-agents": ("OpenAI Agents", ROOT / "tests" / "adapters" / "test_openai_agents.py"),
+    "strands": ("Strands", ROOT / "tests" / "adapters" / "test_strands.py"),
+    "langchain": ("LangChain", ROOT / "tests" / "adapters" / "test_langchain.py"),
+}
+IN_PROGRESS = "…"  # a run-contract cell whose framework's tests do not run the kit yet
+
+
+def _run_contract_framework(test_file: Path) -> tuple[bool, dict[str, str]] | None:
+    """The (streams, limits) of the run-contract Framework class in `test_file`, or None when it has none."""
+    for node in ast.walk(ast.parse(test_file.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        values: dict[str, ast.expr] = {}
+        for item in node.body:
+            if isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name):
+                values[item.targets[0].id] = item.value
+            elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.value is not None:
+                values[item.target.id] = item.value
+        if {"streams", "stop_raises", "limits"} <= values.keys():
+            return bool(ast.literal_eval(values["streams"])), dict(ast.literal_eval(values["limits"]))
+    return None
+
+
+def _expected_cells(framework: tuple[bool, dict[str, str]] | None, scenario: str) -> tuple[str, str]:
+    """The blocking and streamed cells a page must show for `scenario`."""
+    if framework is None:
+        return IN_PROGRESS, IN_PROGRESS
+    streams, limits = framework
+    blocking = "✗" if scenario in limits else "✓"
+    return blocking, (blocking if streams else "—")
+
+
+@pytest.mark.parametrize("page", sorted(ADAPTER_TESTS))
+def test_adapter_pages_show_the_run_contract_results(page: str) -> None:
+    """Each adapter page's run-contract table has a row per RUN_SCENARIOS entry, marked as its tests run it."""
+    from hookreg.testing.conformance import RUN_SCENARIOS
+
+    text = (DOCS / "adapters" / f"{page}.md").read_text(encoding="utf-8")
+    framework = _run_contract_framework(ADAPTER_TESTS[page][1])
+    shown = {name: cells for name, *cells in re.findall(r"^\| `(\w+)` \|.*\| (\S+) \| (\S+) \|$", text, re.MULTILINE)}
+    wrong = {
+        s.name: (shown.get(s.name), _expected_cells(framework, s.name))
+        for s in RUN_SCENARIOS
+        if tuple(shown.get(s.name, ())) != _expected_cells(framework, s.name)
+    }
+    fix = f"rows (shown, expected): set the cells of docs/adapters/{page}.md to what {ADAPTER_TESTS[page][1].name} runs"
+    assert wrong == {}, fix
+    if framework is None:
+        assert "Run-contract kit: in progress" in " ".join(text.split())
+
+
+def test_readme_run_contract_row_matches_the_adapter_tests() -> None:
+    """The README's run-contract row says ✓ for a framework only when its tests run every row with no limits."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    header = re.search(r"^\| point \|(.*)\|$", readme, re.MULTILINE)
+    row = re.search(r"^\| run-contract kit[^|]*\|(.*)\|$", readme, re.MULTILINE)
+    assert header is not None
+    assert row is not None
+    cells = dict(
+        zip([c.strip() for c in header.group(1).split("|")], [c.strip() for c in row.group(1).split("|")], strict=True)
+    )
+    for column, test_file in ADAPTER_TESTS.values():
+        framework = _run_contract_framework(test_file)
+        expected = "in progress" if framework is None else ("✓" if not framework[1] else "✓ (with limits)")
+        assert cells[column] == expected, f"README run-contract row, {column}: write {expected!r} ({test_file.name})"
 
 
 @pytest.fixture(scope="module")
