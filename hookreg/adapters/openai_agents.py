@@ -1,7 +1,7 @@
 """Drive an OpenAI Agents SDK run from a HookRegistry (``pip install 'hookreg[openai-agents]'``).
 
 Mapping (hookreg point → SDK mechanism); every rule of the run contract
-(DESIGN §8) comes from `hookreg._lifecycle`, this module only translates the
+comes from `hookreg._lifecycle`, this module only translates the
 SDK's events:
 
 - Tool points (``invalid_tool_call`` for arguments that are not a JSON

@@ -1,6 +1,6 @@
 """Drive a pydantic-ai agent from a HookRegistry through one capability (``pip install 'hookreg[pydantic-ai]'``).
 
-Every rule of the run contract (DESIGN §8) lives in `hookreg._lifecycle`;
+Every rule of the run contract lives in `hookreg._lifecycle`;
 this module only translates pydantic-ai's capability hooks into its flows.
 
 Mapping (hookreg point → pydantic-ai capability hook):

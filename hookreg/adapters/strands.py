@@ -5,7 +5,7 @@ agent invocation (with the continuations ``stop`` asks for) and a *turn* is
 one model call (turn 1 is the first in every invocation); the tool calls a
 model answer asks for belong to its turn. Every callback is async, so hooks
 run through the registry's ``a``-methods: sync and async hooks mix freely.
-The rules of the run (DESIGN §8) live in ``hookreg._lifecycle``; this module
+The rules of the run contract live in ``hookreg._lifecycle``; this module
 only translates Strands' events. Per-run state lives in Strands' per-invocation
 ``invocation_state``, so one provider may serve several agents, one after the
 other or concurrently.

@@ -62,6 +62,7 @@ __all__ = [
     "Scenario",
     "Wiring",
     "echo",
+    "is_limit",
     "run_conformance",
     "run_contract_cases",
 ]
@@ -469,7 +470,8 @@ class Framework(Protocol):
         stop_raises: Whether a `StopRun` reaches the caller as an exception
             (else the run returns and ``on_session_end`` says ``stopped``).
         limits: Scenario name → why this framework cannot honour it; such a
-            scenario is reported as a limit instead of run.
+            scenario is reported as a limit instead of run. A key
+            ``"<name>/blocking"`` or ``"<name>/streamed"`` limits one mode only.
     """
 
     name: str
@@ -930,15 +932,23 @@ RUN_SCENARIOS: tuple[RunScenario, ...] = (
     RunScenario("finish_reasons_mapped", _finish_reasons),
     RunScenario("turn_scratchpad_fresh_each_turn", _turn_scope),
 )
-"""The run contract (DESIGN §8) as scenarios, in a fixed order; run each blocking and, where the framework
-streams, streamed: ``scenario.check(framework, streamed=...)``. Names in ``framework.limits`` are the
-framework's documented exceptions."""
+"""The run contract as scenarios, in a fixed order (the docs' embedding guide states it in prose).
+
+Run each blocking and, where the framework streams, streamed: ``scenario.check(framework, streamed=...)``.
+Names in ``framework.limits`` are the framework's documented exceptions."""
 
 
 def run_contract_cases(framework: Framework) -> list[tuple[RunScenario, bool]]:
     """Every (scenario, streamed) pair `framework` must pass: each blocking, and streamed where it streams.
 
-    Scenarios named in ``framework.limits`` are left out: test them with `check_limits`.
+    Scenarios named in ``framework.limits`` are left out: a framework's test shows each limit is real
+    (for instance, that the scenario fails there).
     """
     modes = (False, True) if framework.streams else (False,)
-    return [(s, streamed) for s in RUN_SCENARIOS for streamed in modes if s.name not in framework.limits]
+    return [(s, streamed) for s in RUN_SCENARIOS for streamed in modes if not is_limit(framework, s.name, streamed)]
+
+
+def is_limit(framework: Framework, scenario: str, streamed: bool) -> bool:
+    """Whether `framework.limits` exempts `scenario` in this mode (the whole row, or ``"<name>/<mode>"``)."""
+    mode = "streamed" if streamed else "blocking"
+    return scenario in framework.limits or f"{scenario}/{mode}" in framework.limits

@@ -81,6 +81,7 @@ from hookreg.testing.conformance import (
     RunScenario,
     Scenario,
     echo,
+    is_limit,
     run_contract_cases,
 )
 
@@ -1134,10 +1135,10 @@ class OpenAIAgentsFramework:
             "kind EXCEPTION); its public params_json_schema is the strict model-facing schema, which requires "
             "parameters that have defaults, so checking it first would refuse valid calls"
         ),
-        "finish_reasons_mapped": (
-            "blocking runs only: a Model's get_response returns a ModelResponse, which carries no status or "
-            "finish reason, and the SDK's models raise ModelBehaviorError for an incomplete response instead of "
-            "returning it; streamed runs map the Responses API's ending (test_finish_reasons_mapped_when_streamed)"
+        "finish_reasons_mapped/blocking": (
+            "a Model's get_response returns a ModelResponse, which carries no status or finish reason, and the "
+            "SDK's models raise ModelBehaviorError for an incomplete response instead of returning it; streamed "
+            "runs map the Responses API's ending"
         ),
     }
 
@@ -1159,18 +1160,13 @@ def test_run_contract(scenario: RunScenario, streamed: bool) -> None:
     scenario.check(FRAMEWORK, streamed=streamed)
 
 
-def test_finish_reasons_mapped_when_streamed() -> None:
-    """The finish-reason row, which blocking runs cannot honour, holds for streamed runs."""
-    (scenario,) = [s for s in RUN_SCENARIOS if s.name == "finish_reasons_mapped"]
-    scenario.check(FRAMEWORK, streamed=True)
-
-
 def test_the_limits_are_real() -> None:
-    """Each row listed as a limit really fails on the SDK (blocking), so the list never hides a row that passes."""
+    """Each row listed as a limit really fails on the SDK in its mode, so the list never hides a row that passes."""
     for scenario in RUN_SCENARIOS:
-        if scenario.name in FRAMEWORK.limits:
-            with pytest.raises(AssertionError, match=scenario.name):
-                scenario.check(FRAMEWORK, streamed=False)
+        for streamed in (False, True):
+            if is_limit(FRAMEWORK, scenario.name, streamed):
+                with pytest.raises(AssertionError, match=scenario.name):
+                    scenario.check(FRAMEWORK, streamed=streamed)
 
 
 def unknown_then_done(arguments: str = '{"text": "hi"}') -> KitModel:
