@@ -21,7 +21,8 @@ Mapping (hookreg point → pydantic-ai capability hook):
   ``max_tokens`` and ``tool_choice`` model settings, ``additional_params`` the
   ``extra_body`` setting, ``active_tools`` filters the function tools offered
   (a call to another function tool reaches ``invalid_tool_call`` and never
-  runs). A ``model_select`` pick replaces the model: a name in ``models`` maps
+  runs), ``messages`` replaces the messages sent for that request (the run's
+  history is unchanged). A ``model_select`` pick replaces the model: a name in ``models`` maps
   to that model, any other goes through `pydantic_ai.models.infer_model`.
 - ``model_turn_finished``, ``post_turn``, ``stop`` → ``after_model_request``.
   ``finish_reason`` maps pydantic-ai's normalised ``ModelResponse.finish_reason``
@@ -696,7 +697,33 @@ def _apply(patch: RequestPatch, request_context: ModelRequestContext) -> ModelRe
     if patch.additional_params:
         body = settings.get("extra_body")
         settings["extra_body"] = {**(body if isinstance(body, dict) else {}), **patch.additional_params}
-    return dataclasses.replace(request_context, model_request_parameters=params, model_settings=settings)
+    messages = request_context.messages if patch.messages is None else _messages(patch.messages)
+    return dataclasses.replace(
+        request_context, messages=messages, model_request_parameters=params, model_settings=settings
+    )
+
+
+def _messages(messages: tuple[Message, ...]) -> list[ModelMessage]:
+    """`RequestPatch.messages` as the messages pydantic-ai sends for this one request (its history is untouched).
+
+    ``system`` and ``user`` messages become request parts, ``assistant`` ones
+    text responses, and ``tool`` ones tool returns (named by the message's
+    `name` and `tool_call_id`).
+    """
+    sent: list[ModelMessage] = []
+    for message in messages:
+        if message.role == "assistant":
+            sent.append(ModelResponse(parts=[TextPart(content=message.content)]))
+        elif message.role == "system":
+            sent.append(ModelRequest(parts=[SystemPromptPart(content=message.content)]))
+        elif message.role == "tool":
+            part = ToolReturnPart(
+                tool_name=message.name or "", content=message.content, tool_call_id=message.tool_call_id or ""
+            )
+            sent.append(ModelRequest(parts=[part]))
+        else:
+            sent.append(ModelRequest(parts=[UserPromptPart(content=message.content)]))
+    return sent
 
 
 def _history(messages: list[ModelMessage]) -> list[Message]:

@@ -60,6 +60,7 @@ from hookreg import (
     HookValueError,
     InvalidToolCallAction,
     InvalidToolCallContext,
+    Message,
     ModelSelectContext,
     ModelTurnFinishedContext,
     OnInteractionContext,
@@ -369,6 +370,38 @@ def test_pre_model_call_patch_reaches_the_request() -> None:
     assert info.model_settings.get("extra_body") == {"seed": 7}
     assert info.function_tools == []
     assert histories == [["hello"]]
+
+
+def test_patch_messages_replace_what_one_request_sends() -> None:
+    """RequestPatch.messages is what the model receives for that request; the run's history keeps the real one."""
+    registry = HookRegistry()
+    sent = (
+        Message("system", "You are terse."),
+        Message("user", "summary of earlier turns"),
+        Message("assistant", "ok"),
+        Message("user", "go on"),
+    )
+    registry.pre_model_call(lambda ctx: RequestPatch(messages=sent))
+    seen: list[list[ModelMessage]] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(messages)
+        return ModelResponse(parts=[TextPart("done")])
+
+    result = asyncio.run(plain_agent(registry, FunctionModel(respond)).run("hello"))
+    (messages,) = seen
+    kinds = [(type(part).__name__, getattr(part, "content", None)) for message in messages for part in message.parts]
+    assert kinds == [
+        ("SystemPromptPart", "You are terse."),
+        ("UserPromptPart", "summary of earlier turns"),
+        ("TextPart", "ok"),
+        ("UserPromptPart", "go on"),
+    ]
+    assert any(
+        isinstance(part, UserPromptPart) and part.content == "hello"
+        for message in result.all_messages()
+        for part in message.parts
+    )
 
 
 def test_tool_choice_naming_a_tool_becomes_a_list() -> None:
