@@ -203,11 +203,9 @@ def _describe(span: otel_trace.Span, record: DispatchRecord) -> None:
     """Set `record`'s attributes and status on `span`: names and outcome words only."""
     error, result, style = record.error, record.result, record.point.style
     attributes: dict[str, AttributeValue] = {"hookreg.hooks": record.hooks}
-    if isinstance(error, StopRun):
-        if isinstance(error.hook, str):
-            attributes["hookreg.stopped_by"] = error.hook
-        if isinstance(error.reason, str):  # what run_stopped logs
-            attributes["hookreg.reason"] = error.reason
+    if isinstance(error, StopRun):  # what run_stopped logs; a StopRun's fields are not checked, so only text
+        stop = {"hookreg.stopped_by": error.hook, "hookreg.reason": error.reason}
+        attributes.update((key, value) for key, value in stop.items() if isinstance(value, str))
     elif error is None and style is HookStyle.DECIDE:
         attributes["hookreg.decision"] = record.summary
         if record.decided_by is not None:
