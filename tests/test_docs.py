@@ -26,6 +26,7 @@ REFERENCE = {
     "hookreg.testing.conformance": "testing",
     "hookreg.harness": "harness",
     "hookreg.external": "external",
+    "hookreg.otel": "otel",
     "hookreg.adapters.pydantic_ai": "adapters",
     "hookreg.adapters.openai_agents": "adapters",
     "hookreg.adapters.strands": "adapters",
