@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.metadata
 import json
 from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping
 from dataclasses import dataclass
@@ -57,6 +58,7 @@ __all__ = [
     "present",
     "refused_retry",
     "require_registry",
+    "require_release",
     "succeeded",
     "unanswered",
 ]
@@ -234,6 +236,31 @@ def refused_retry(turn: int, hook: str | None, tool_names: list[str]) -> HookVal
         "and gate the calls in pre_tool_call_decide instead."
     )
     return HookValueError(msg, point=P.MODEL_TURN_FINISHED)
+
+
+def require_release(module: str, distribution: str, floor: tuple[int, ...]) -> None:
+    """Refuse, before importing it, a framework older than the adapter's `floor`.
+
+    Raises:
+        ImportError: `distribution` is installed at a release older than
+            `floor`, naming the release needed. Nothing is raised when it is
+            not installed (the import then fails with `missing_framework`'s
+            message) or when its version is not plain numbers (a development
+            build is trusted).
+    """
+    try:
+        installed = importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return
+    numbers = installed.split(".")[: len(floor)]
+    if not all(number.isdigit() for number in numbers) or tuple(map(int, numbers)) >= floor:
+        return
+    needed = ".".join(map(str, floor))
+    msg = (
+        f"Cannot import hookreg.adapters.{module}: {distribution} {installed} is installed, but the adapter "
+        f"needs {distribution}>={needed}. Upgrade it with: pip install --upgrade '{distribution}>={needed}'."
+    )
+    raise ImportError(msg, name=distribution)
 
 
 def missing_framework(module: str, extra: str, error: ImportError) -> ImportError:

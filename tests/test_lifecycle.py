@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import pathlib
 import re
 from collections.abc import Callable, Mapping
@@ -54,6 +55,7 @@ from hookreg._lifecycle import (
     present,
     refused_retry,
     require_registry,
+    require_release,
     succeeded,
     unanswered,
 )
@@ -835,3 +837,24 @@ def test_a_framework_flow_mixes_its_own_operations_with_dispatches() -> None:
 
     assert drive(registry, flow(), handle) == ("handled no", ("handler failed",))
     assert asyncio.run(adrive(registry, flow(), ahandle)) == ("handled no", ("handler failed",))
+
+
+@pytest.mark.parametrize(
+    ("installed", "refused"),
+    [("1.61.1", True), ("0.9", True), ("1.62.0", False), ("2.0", False), ("1.62.0.dev3", False), ("nightly", False)],
+)
+def test_a_framework_older_than_the_floor_is_refused_naming_the_release(
+    monkeypatch: pytest.MonkeyPatch, installed: str, *, refused: bool
+) -> None:
+    """require_release names the installed and the needed release; newer, development and odd versions pass."""
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: installed)
+    if refused:
+        with pytest.raises(ImportError, match=rf"fw-dist {re.escape(installed)} is installed, but .*fw-dist>=1\.62"):
+            require_release("fw", "fw-dist", (1, 62))
+    else:
+        require_release("fw", "fw-dist", (1, 62))
+
+
+def test_a_framework_not_installed_is_left_to_the_import() -> None:
+    """A distribution that is not installed raises nothing here: the adapter's import names the extra."""
+    require_release("fw", "surely-not-an-installed-distribution-hookreg", (1, 0))

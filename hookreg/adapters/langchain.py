@@ -85,9 +85,7 @@ alike.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
-import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
@@ -129,37 +127,14 @@ from hookreg._lifecycle import (
     missing_framework,
     refused_retry,
     require_registry,
+    require_release,
     succeeded,
     unanswered,
 )
 
 __all__ = ["HookregMiddleware", "HookregState"]
 
-_MIN_VERSION: Final = (1, 2, 9)
-"""The oldest ``langchain`` release this adapter supports."""
-
-
-def _installed_version() -> str:
-    """The installed ``langchain`` version string (``""`` when it is not installed)."""
-    try:
-        return importlib.metadata.version("langchain")
-    except importlib.metadata.PackageNotFoundError:
-        return ""
-
-
-def _require_version(installed: str) -> None:
-    """Raise `ImportError` naming the release needed when `installed` is older than `_MIN_VERSION`."""
-    parts = tuple(int(part) for part in re.findall(r"\d+", installed)[:3])
-    if installed and parts < _MIN_VERSION:
-        needed = ".".join(map(str, _MIN_VERSION))
-        msg = (
-            f"Cannot import hookreg.adapters.langchain: langchain {installed} is installed, "
-            f"and the adapter needs langchain>={needed}. Upgrade it with: pip install 'hookreg[langchain]'."
-        )
-        raise ImportError(msg, name="langchain")
-
-
-_require_version(_installed_version())
+require_release("langchain", "langchain", (1, 2, 9))  # 1.2.9: AgentMiddleware with three type parameters
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse, hook_config

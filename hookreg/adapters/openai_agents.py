@@ -67,10 +67,8 @@ import asyncio
 import contextvars
 import copy
 import dataclasses
-import importlib.metadata
 import inspect
 import json
-import re
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
@@ -103,6 +101,7 @@ from hookreg._lifecycle import (
     present,
     refused_retry,
     require_registry,
+    require_release,
     succeeded,
 )
 from hookreg._points import HookPoint
@@ -111,31 +110,7 @@ from hookreg._surface import HookRegistry
 
 __all__ = ["HookregRunHooks", "guard_tool", "guard_tools", "hookreg_run_hooks"]
 
-_MIN_VERSION: Final = (0, 21, 0)
-"""The oldest ``openai-agents`` release this adapter supports."""
-
-
-def _installed_version() -> str:
-    """The installed ``openai-agents`` version string (``""`` when it is not installed)."""
-    try:
-        return importlib.metadata.version("openai-agents")
-    except importlib.metadata.PackageNotFoundError:
-        return ""
-
-
-def _require_version(installed: str) -> None:
-    """Raise `ImportError` naming the release needed when `installed` is older than `_MIN_VERSION`."""
-    parts = tuple(int(part) for part in re.findall(r"\d+", installed)[:3])
-    if installed and parts < _MIN_VERSION:
-        needed = ".".join(map(str, _MIN_VERSION))
-        msg = (
-            f"Cannot import hookreg.adapters.openai_agents: openai-agents {installed} is installed, "
-            f"and the adapter needs openai-agents>={needed}. Upgrade it with: pip install 'hookreg[openai-agents]'."
-        )
-        raise ImportError(msg, name="agents")
-
-
-_require_version(_installed_version())
+require_release("openai_agents", "openai-agents", (0, 21))  # 0.21: tool_not_found_behavior, agents.testing
 
 try:
     from agents import (

@@ -47,14 +47,11 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import time
 from collections.abc import Collection, Mapping
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _installed_version
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from hookreg._context import (
     Message,
@@ -82,6 +79,7 @@ from hookreg._lifecycle import (
     present,
     refused_retry,
     require_registry,
+    require_release,
     succeeded,
     unanswered,
 )
@@ -89,28 +87,7 @@ from hookreg._points import HookPoint
 from hookreg._results import RequestPatch
 from hookreg._surface import HookRegistry
 
-_MINIMUM_VERSION: Final = (2, 64)
-"""The oldest pydantic-ai-slim release the adapter works with (the first with ``RetryModelRequest``)."""
-
-
-def _check_version(installed: str) -> None:
-    """Raise ImportError naming the release needed when `installed` is older than `_MINIMUM_VERSION`."""
-    try:
-        found = tuple(int(piece) for piece in installed.split(".")[:2])
-    except ValueError:
-        return  # a development build: trust it
-    if found < _MINIMUM_VERSION:
-        needed = ".".join(map(str, _MINIMUM_VERSION))
-        msg = (
-            f"Cannot import hookreg.adapters.pydantic_ai: pydantic-ai-slim {installed} is installed, "
-            f"but the adapter needs pydantic-ai-slim>={needed}. Upgrade it with: pip install --upgrade "
-            f"'pydantic-ai-slim>={needed}'."
-        )
-        raise ImportError(msg, name="pydantic_ai")
-
-
-with contextlib.suppress(PackageNotFoundError):  # not installed: the import below says how to install it
-    _check_version(_installed_version("pydantic-ai-slim"))
+require_release("pydantic_ai", "pydantic-ai-slim", (2, 64))  # 2.64: the first with RetryModelRequest
 
 try:
     import anyio

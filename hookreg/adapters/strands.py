@@ -93,7 +93,6 @@ point fires for it.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import uuid
 import weakref
@@ -126,6 +125,7 @@ from hookreg._lifecycle import (
     outcome_for,
     refused_retry,
     require_registry,
+    require_release,
     succeeded,
     unanswered,
 )
@@ -134,33 +134,7 @@ from hookreg._points import HookPoint
 from hookreg._results import FinishReason, RequestPatch
 from hookreg._surface import HookRegistry
 
-_FLOOR: Final = (1, 62)
-"""The oldest strands-agents this adapter supports: 1.62 added ``strands.middleware``."""
-
-
-def _release(version: str) -> tuple[int, ...]:
-    """``"1.61.1"`` → ``(1, 61)``: the major and minor numbers of a release (``()`` when unreadable)."""
-    numbers = version.split(".")[:2]
-    return tuple(int(n) for n in numbers) if all(n.isdigit() for n in numbers) else ()
-
-
-def _import_failed(error: ImportError) -> ImportError:
-    """The ImportError to raise when importing Strands failed: too old a release, or none installed."""
-    try:
-        installed = importlib.metadata.version("strands-agents")
-    except importlib.metadata.PackageNotFoundError:
-        return missing_framework("strands", "strands", error)
-    if _release(installed) >= _FLOOR:
-        return missing_framework("strands", "strands", error)
-    floor = ".".join(map(str, _FLOOR))
-    msg = (
-        f"Cannot import hookreg.adapters.strands: it needs strands-agents>={floor}, but strands-agents "
-        f"{installed} is installed ({error}). Upgrade it with: pip install 'strands-agents>={floor}'."
-    )
-    too_old = ImportError(msg, name=error.name)
-    too_old.__cause__ = error
-    return too_old
-
+require_release("strands", "strands-agents", (1, 62))  # 1.62 added strands.middleware
 
 try:
     from jsonschema.exceptions import best_match  # type: ignore[import-untyped]  # strands-agents' dependency
@@ -183,7 +157,7 @@ try:
     from strands.types.events import TypedEvent
     from strands.types.tools import ToolChoice, ToolResult, ToolSpec, ToolUse
 except ImportError as _import_error:  # pragma: no cover - exercised by tests that hide the framework
-    raise _import_failed(_import_error) from _import_error
+    raise missing_framework("strands", "strands", _import_error) from _import_error
 
 __all__ = ["HookregProvider", "ToolErrorResult"]
 

@@ -826,7 +826,9 @@ def test_an_old_strands_is_named_with_the_version_needed(monkeypatch: pytest.Mon
     monkeypatch.setattr(
         importlib.metadata, "version", lambda name: "1.61.1" if name == "strands-agents" else real(name)
     )
-    with pytest.raises(ImportError, match=r"needs strands-agents>=1\.62, but strands-agents 1\.61\.1 is installed"):
+    with pytest.raises(
+        ImportError, match=r"strands-agents 1\.61\.1 is installed, but the adapter needs strands-agents>=1\.62"
+    ):
         importlib.import_module("hookreg.adapters.strands")
 
 
