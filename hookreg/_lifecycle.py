@@ -52,6 +52,7 @@ __all__ = [
     "failed",
     "finish_reason",
     "gate",
+    "log",
     "missing_framework",
     "outcome_for",
     "perform",

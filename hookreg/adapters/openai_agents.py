@@ -74,21 +74,28 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final
 
-from hookreg._context import (
+from hookreg import (
+    FinishReason,
+    HookPoint,
+    HookRegistry,
+    HookTypeError,
+    HookValueError,
     Message,
     ModelSelectContext,
     ModelTurnFinishedContext,
     PostTurnContext,
     PreModelCallContext,
     ReasoningDeltaContext,
+    RequestPatch,
     RunContext,
     RunOutcome,
+    StopRun,
     TextDeltaContext,
     ToolCallDeltaContext,
     ToolCallRequest,
     ToolErrorKind,
+    TurnAction,
 )
-from hookreg._errors import HookTypeError, HookValueError, StopRun
 from hookreg._lifecycle import (
     STOPPED_NOTICE,
     GateResult,
@@ -104,9 +111,6 @@ from hookreg._lifecycle import (
     require_release,
     succeeded,
 )
-from hookreg._points import HookPoint
-from hookreg._results import FinishReason, RequestPatch, TurnAction
-from hookreg._surface import HookRegistry
 
 __all__ = ["HookregRunHooks", "guard_tool", "guard_tools", "hookreg_run_hooks"]
 

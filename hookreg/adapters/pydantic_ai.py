@@ -53,21 +53,24 @@ import time
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from hookreg._context import (
+from hookreg import (
+    HookPoint,
+    HookRegistry,
     Message,
     ModelSelectContext,
     ModelTurnFinishedContext,
     PostTurnContext,
     PreModelCallContext,
     ReasoningDeltaContext,
+    RequestPatch,
     RunContext,
     RunOutcome,
+    StopRun,
     TextDeltaContext,
     ToolCallDeltaContext,
     ToolCallRequest,
     ToolErrorKind,
 )
-from hookreg._errors import StopRun
 from hookreg._lifecycle import (
     GateResult,
     RunState,
@@ -83,9 +86,6 @@ from hookreg._lifecycle import (
     succeeded,
     unanswered,
 )
-from hookreg._points import HookPoint
-from hookreg._results import RequestPatch
-from hookreg._surface import HookRegistry
 
 require_release("pydantic_ai", "pydantic-ai-slim", (2, 64))  # 2.64: the first with RetryModelRequest
 

@@ -100,27 +100,34 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
-from hookreg._context import (
-    Message as HookMessage,
-)
-from hookreg._context import (
+from hookreg import (
+    FinishReason,
+    HookPoint,
+    HookRegistry,
+    HookTypeError,
+    HookValueError,
     ModelSelectContext,
     ModelTurnFinishedContext,
     PostTurnContext,
     PreModelCallContext,
     ReasoningDeltaContext,
+    RequestPatch,
     RunContext,
     RunOutcome,
+    StopRun,
     TextDeltaContext,
     ToolCallDeltaContext,
     ToolCallRequest,
 )
-from hookreg._errors import HookTypeError, HookValueError, StopRun
+from hookreg import (
+    Message as HookMessage,
+)
 from hookreg._lifecycle import (
     RunState,
     adrive,
     failed,
     gate,
+    log,
     missing_framework,
     outcome_for,
     refused_retry,
@@ -129,10 +136,6 @@ from hookreg._lifecycle import (
     succeeded,
     unanswered,
 )
-from hookreg._log import log
-from hookreg._points import HookPoint
-from hookreg._results import FinishReason, RequestPatch
-from hookreg._surface import HookRegistry
 
 require_release("strands", "strands-agents", (1, 62))  # 1.62 added strands.middleware
 
