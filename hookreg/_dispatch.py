@@ -47,7 +47,6 @@ __all__ = [
 ]
 
 AsyncRunner = Callable[[Any], Coroutine[Any, Any, Any]]
-Plan = tuple[type, tuple[Callable[[Any], Any], ...], object, Any, "Runners"]
 Outcome = tuple[int, Any]
 Steps = Generator[tuple["Registration", Any], Outcome, Any]
 
@@ -509,6 +508,31 @@ def _unwrapped(exc: Exception) -> Exception:
 # --- compiling a point's hooks into runners -------------------------------------
 
 
+@final
+class Plan:
+    """What the inline loop of a dispatch reads, by attribute: one point of one registry.
+
+    Attributes:
+        ctx_type: The context class the inline loop accepts; `_Slow` sends every dispatch to `runners`.
+        fns: The hooks' callables, in dispatch order.
+        passed: A decider's pass value (the loop leaves at the first other return).
+        done: The result when every hook passed (decide points).
+        runners: Who takes over when the inline loop cannot go on.
+    """
+
+    __slots__ = ("ctx_type", "done", "fns", "passed", "runners")
+
+    def __init__(
+        self, ctx_type: type, fns: tuple[Callable[[Any], Any], ...], passed: object, done: object, runners: Any
+    ) -> None:
+        self.ctx_type = ctx_type
+        self.fns = fns
+        self.passed = passed
+        self.done = done
+        self.runners = runners
+
+
+
 class _Slow:
     """Stands in for the context class in a plan the inline loop must not run."""
 
@@ -517,8 +541,7 @@ class _Slow:
 class Runners:
     """One point of one registry, compiled: its hooks and how to dispatch them.
 
-    The dispatch methods of HookRegistry run `plan` inline when they can
-    (``(context class, callables, pass value, result when all pass, self)``);
+    The dispatch methods of HookRegistry run `plan` inline when they can;
     a plan whose context class is `_Slow` sends every dispatch to `run`.
 
     Attributes:
@@ -544,7 +567,7 @@ class Runners:
         inline = not awaits and len(self._position) == len(fns)
         inline = inline and all(reg._matcher is None for reg in hooks)
         done = spec.all_passed if fns else spec.no_hook  # transforms return their subject instead
-        self.plan = (spec.ctx_type if inline else _Slow, fns, spec.fast_pass, done, self)
+        self.plan = Plan(spec.ctx_type if inline else _Slow, fns, spec.fast_pass, done, self)
         self.arun: AsyncRunner | None = None
         if awaits:
 
@@ -561,8 +584,7 @@ class Runners:
         if ctx.__class__ is not spec.ctx_type:
             raise wrong_context(spec.point, ctx)
         if self.async_hook is not None:
-            method = {HookStyle.DECIDE: "adecide", HookStyle.TRANSFORM: "atransform", HookStyle.OBSERVE: "anotify"}
-            raise async_refusal(spec.point, self.async_hook, method[spec.style])
+            raise async_refusal(spec.point, self.async_hook, spec.style.amethod)
         return drive(self._steps(spec, self.hooks, ctx, None))
 
     def resume(self, ctx: object, fn: object, outcome: Outcome) -> object:

@@ -48,6 +48,16 @@ class HookStyle(enum.StrEnum):
     OBSERVE = "observe"
     """Observers: all run, and return ``None``."""
 
+    @property
+    def method(self) -> str:
+        """The name of the registry method dispatching this style: ``decide``, ``transform`` or ``notify``."""
+        return "notify" if self is HookStyle.OBSERVE else self.value
+
+    @property
+    def amethod(self) -> str:
+        """The name of its async twin: ``adecide``, ``atransform`` or ``anotify``."""
+        return "a" + self.method
+
 
 class HookPoint(enum.StrEnum):
     """A moment in the agent loop; its value is the name of its registration decorator."""

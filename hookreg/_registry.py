@@ -532,11 +532,10 @@ class RegistryCore:
     def _misdirected(self, point: object, style: HookStyle, method: str) -> NoReturn:
         """Raise the error for a dispatch that found no runner: a bad point, or one of another style."""
         hook_point = as_point(point, f"{method} {point!r}")
-        right = {HookStyle.DECIDE: "decide", HookStyle.TRANSFORM: "transform", HookStyle.OBSERVE: "notify"}
-        prefix = "a" if method.startswith("a") else ""
+        right = hook_point.style.amethod if method.startswith("a") else hook_point.style.method
         msg = (
             f"Cannot {method} {hook_point}: its style is {hook_point.style}, not {style}. "
-            f"Call registry.{prefix}{right[hook_point.style]}(...) instead."
+            f"Call registry.{right}(...) instead."
         )
         raise HookTypeError(msg, point=hook_point)
 

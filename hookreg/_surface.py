@@ -1368,29 +1368,27 @@ class HookRegistry(RegistryCore):
     def decide(self, point: HookPoint, ctx: object, /) -> Any:
         """Run the gates of `point` in order; return the first result that is not a pass."""
         # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules. The plan
-        # is (context class, callables, pass value, result when all pass,
-        # runners); indexing it is faster than unpacking it.
+        # hook that does anything else hands its outcome to the rules.
         try:
             plan = self._decide[point]
         except (KeyError, TypeError):
             self._misdirected(point, HookStyle.DECIDE, "decide")
-        if ctx.__class__ is not plan[0]:
-            return plan[4].run(ctx)
-        fns = plan[1]
+        if ctx.__class__ is not plan.ctx_type:
+            return plan.runners.run(ctx)
+        fns = plan.fns
         if fns:  # iterating an empty tuple costs more than this test
-            passed = plan[2]
+            passed = plan.passed
             try:
                 for fn in fns:
                     result = fn(ctx)
                     if result is not passed:
                         break
                 else:
-                    return plan[3]
+                    return plan.done
             except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan[4].resume(ctx, fn, (RAISED, exc))
-            return plan[4].resume(ctx, fn, (OK, result))
-        return plan[3]
+                return plan.runners.resume(ctx, fn, (RAISED, exc))
+            return plan.runners.resume(ctx, fn, (OK, result))
+        return plan.done
 
     if TYPE_CHECKING:
 
@@ -1425,30 +1423,28 @@ class HookRegistry(RegistryCore):
         Async hooks are awaited, with their timeouts; sync hooks are called inline.
         """
         # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules. The plan
-        # is (context class, callables, pass value, result when all pass,
-        # runners); indexing it is faster than unpacking it.
+        # hook that does anything else hands its outcome to the rules.
         try:
             plan = self._decide[point]
         except (KeyError, TypeError):
             self._misdirected(point, HookStyle.DECIDE, "adecide")
-        if ctx.__class__ is not plan[0]:
-            arun = plan[4].arun
-            return plan[4].run(ctx) if arun is None else await arun(ctx)
-        fns = plan[1]
+        if ctx.__class__ is not plan.ctx_type:
+            arun = plan.runners.arun
+            return plan.runners.run(ctx) if arun is None else await arun(ctx)
+        fns = plan.fns
         if fns:  # iterating an empty tuple costs more than this test
-            passed = plan[2]
+            passed = plan.passed
             try:
                 for fn in fns:
                     result = fn(ctx)
                     if result is not passed:
                         break
                 else:
-                    return plan[3]
+                    return plan.done
             except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan[4].resume(ctx, fn, (RAISED, exc))
-            return plan[4].resume(ctx, fn, (OK, result))
-        return plan[3]
+                return plan.runners.resume(ctx, fn, (RAISED, exc))
+            return plan.runners.resume(ctx, fn, (OK, result))
+        return plan.done
 
     if TYPE_CHECKING:
 
@@ -1470,16 +1466,14 @@ class HookRegistry(RegistryCore):
     def transform(self, point: HookPoint, ctx: object, /) -> Any:
         """Chain the transforms of `point`; return the final subject (the original object when unchanged)."""
         # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules. The plan
-        # is (context class, callables, pass value, result when all pass,
-        # runners); indexing it is faster than unpacking it.
+        # hook that does anything else hands its outcome to the rules.
         try:
             plan = self._transform[point]
         except (KeyError, TypeError):
             self._misdirected(point, HookStyle.TRANSFORM, "transform")
-        if ctx.__class__ is not plan[0]:
-            return plan[4].run(ctx)
-        fns = plan[1]
+        if ctx.__class__ is not plan.ctx_type:
+            return plan.runners.run(ctx)
+        fns = plan.fns
         if fns:  # iterating an empty tuple costs more than this test
             try:
                 for fn in fns:
@@ -1489,8 +1483,8 @@ class HookRegistry(RegistryCore):
                 else:
                     return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
             except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan[4].resume(ctx, fn, (RAISED, exc))
-            return plan[4].resume(ctx, fn, (OK, result))
+                return plan.runners.resume(ctx, fn, (RAISED, exc))
+            return plan.runners.resume(ctx, fn, (OK, result))
         return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
 
     if TYPE_CHECKING:
@@ -1518,17 +1512,15 @@ class HookRegistry(RegistryCore):
         Async hooks are awaited, with their timeouts; sync hooks are called inline.
         """
         # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules. The plan
-        # is (context class, callables, pass value, result when all pass,
-        # runners); indexing it is faster than unpacking it.
+        # hook that does anything else hands its outcome to the rules.
         try:
             plan = self._transform[point]
         except (KeyError, TypeError):
             self._misdirected(point, HookStyle.TRANSFORM, "atransform")
-        if ctx.__class__ is not plan[0]:
-            arun = plan[4].arun
-            return plan[4].run(ctx) if arun is None else await arun(ctx)
-        fns = plan[1]
+        if ctx.__class__ is not plan.ctx_type:
+            arun = plan.runners.arun
+            return plan.runners.run(ctx) if arun is None else await arun(ctx)
+        fns = plan.fns
         if fns:  # iterating an empty tuple costs more than this test
             try:
                 for fn in fns:
@@ -1538,8 +1530,8 @@ class HookRegistry(RegistryCore):
                 else:
                     return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
             except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan[4].resume(ctx, fn, (RAISED, exc))
-            return plan[4].resume(ctx, fn, (OK, result))
+                return plan.runners.resume(ctx, fn, (RAISED, exc))
+            return plan.runners.resume(ctx, fn, (OK, result))
         return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
 
     if TYPE_CHECKING:
@@ -1580,16 +1572,14 @@ class HookRegistry(RegistryCore):
     def notify(self, point: HookPoint, ctx: object, /) -> Any:
         """Call every observer of `point`, in order."""
         # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules. The plan
-        # is (context class, callables, pass value, result when all pass,
-        # runners); indexing it is faster than unpacking it.
+        # hook that does anything else hands its outcome to the rules.
         try:
             plan = self._notify[point]
         except (KeyError, TypeError):
             self._misdirected(point, HookStyle.OBSERVE, "notify")
-        if ctx.__class__ is not plan[0]:
-            return plan[4].run(ctx)
-        fns = plan[1]
+        if ctx.__class__ is not plan.ctx_type:
+            return plan.runners.run(ctx)
+        fns = plan.fns
         if fns:  # iterating an empty tuple costs more than this test
             try:
                 for fn in fns:
@@ -1599,8 +1589,8 @@ class HookRegistry(RegistryCore):
                 else:
                     return None
             except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan[4].resume(ctx, fn, (RAISED, exc))
-            return plan[4].resume(ctx, fn, (OK, result))
+                return plan.runners.resume(ctx, fn, (RAISED, exc))
+            return plan.runners.resume(ctx, fn, (OK, result))
         return None
 
     if TYPE_CHECKING:
@@ -1646,17 +1636,15 @@ class HookRegistry(RegistryCore):
         Async hooks are awaited, with their timeouts; sync hooks are called inline.
         """
         # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules. The plan
-        # is (context class, callables, pass value, result when all pass,
-        # runners); indexing it is faster than unpacking it.
+        # hook that does anything else hands its outcome to the rules.
         try:
             plan = self._notify[point]
         except (KeyError, TypeError):
             self._misdirected(point, HookStyle.OBSERVE, "anotify")
-        if ctx.__class__ is not plan[0]:
-            arun = plan[4].arun
-            return plan[4].run(ctx) if arun is None else await arun(ctx)
-        fns = plan[1]
+        if ctx.__class__ is not plan.ctx_type:
+            arun = plan.runners.arun
+            return plan.runners.run(ctx) if arun is None else await arun(ctx)
+        fns = plan.fns
         if fns:  # iterating an empty tuple costs more than this test
             try:
                 for fn in fns:
@@ -1666,6 +1654,6 @@ class HookRegistry(RegistryCore):
                 else:
                     return None
             except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan[4].resume(ctx, fn, (RAISED, exc))
-            return plan[4].resume(ctx, fn, (OK, result))
+                return plan.runners.resume(ctx, fn, (RAISED, exc))
+            return plan.runners.resume(ctx, fn, (OK, result))
         return None

@@ -20,7 +20,7 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, cast, final, overload
 
-from hookreg._dispatch import OK, RAISED, Runners, _acall, _Slow, adrive, call_hook, drive
+from hookreg._dispatch import OK, RAISED, Plan, Runners, _acall, _Slow, adrive, call_hook, drive
 from hookreg._display import empty_html, html_table, short_name, text_table
 from hookreg._errors import HookRegError, StopRun
 from hookreg._points import HookPoint, HookStyle
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Self
 
-    from hookreg._dispatch import AsyncRunner, Outcome, Plan, Steps
+    from hookreg._dispatch import AsyncRunner, Outcome, Steps
     from hookreg._registry import RegistryCore
 
 __all__ = ["DispatchRecord", "HookCall", "Trace", "TracedRunners"]
@@ -487,7 +487,8 @@ class TracedRunners:
         self._registry = registry
         self._runners = runners
         # A Plan whose runners are these: the dispatch methods only call `run` and `resume` on them.
-        self.plan = cast("Plan", (_Slow, *runners.plan[1:-1], self))
+        plan = runners.plan
+        self.plan = Plan(_Slow, plan.fns, plan.passed, plan.done, self)
         self.arun = self._arun if runners.arun is not None else None
 
     def run(self, ctx: object) -> object:

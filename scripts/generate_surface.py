@@ -307,28 +307,26 @@ def dispatch(style: str, *, is_async: bool) -> str:
         Async hooks are awaited, with their timeouts; sync hooks are called inline.
         """'''
         # A plan holding an async hook never runs inline: its runners await it.
-        leave = """arun = plan[4].arun
-            return plan[4].run(ctx) if arun is None else await arun(ctx)"""
+        leave = """arun = plan.runners.arun
+            return plan.runners.run(ctx) if arun is None else await arun(ctx)"""
     else:
         head = f'''
     def {method}(self, point: HookPoint, ctx: object, /) -> Any:
         """{doc}"""'''
-        leave = "return plan[4].run(ctx)"
+        leave = "return plan.runners.run(ctx)"
     # Transforms and observers pass with None: `is not None` is one instruction less per hook.
     passed = "passed" if style == "decide" else "None"
-    load_passed = "\n            passed = plan[2]" if style == "decide" else ""
+    load_passed = "\n            passed = plan.passed" if style == "decide" else ""
     out.append(f'''{head}
         # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules. The plan
-        # is (context class, callables, pass value, result when all pass,
-        # runners); indexing it is faster than unpacking it.
+        # hook that does anything else hands its outcome to the rules.
         try:
             plan = self._{DISPATCH[style]}[point]
         except (KeyError, TypeError):
             self._misdirected(point, HookStyle.{enum_style}, "{method}")
-        if ctx.__class__ is not plan[0]:
+        if ctx.__class__ is not plan.ctx_type:
             {leave}
-        fns = plan[1]
+        fns = plan.fns
         if fns:  # iterating an empty tuple costs more than this test{load_passed}
             try:
                 for fn in fns:
@@ -338,8 +336,8 @@ def dispatch(style: str, *, is_async: bool) -> str:
                 else:
                     {FINISH[style]}
             except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan[4].resume(ctx, fn, (RAISED, exc))
-            return plan[4].resume(ctx, fn, (OK, result))
+                return plan.runners.resume(ctx, fn, (RAISED, exc))
+            return plan.runners.resume(ctx, fn, (OK, result))
         {FINISH[style]}
 ''')
     return "".join(out)
@@ -349,7 +347,7 @@ def dispatch(style: str, *, is_async: bool) -> str:
 # read through the slot alias `_subject` that hookreg/_dispatch.py gives every
 # transform context: one specialized attribute read, where getattr() is a builtin call.
 FINISH = {
-    "decide": "return plan[3]",
+    "decide": "return plan.done",
     "transform": "return ctx._subject  # type: ignore[attr-defined]  # every transform context has it",
     "observe": "return None",
 }

@@ -83,10 +83,10 @@ def test_the_inline_plan_is_back_when_the_last_trace_closes() -> None:
     inline = registry._decide[GATE]
     with registry.trace():
         with registry.trace():
-            assert registry._decide[GATE][0] is not PreToolCallDecideContext
-        assert registry._decide[GATE][0] is not PreToolCallDecideContext
-    assert registry._decide[GATE][0] is PreToolCallDecideContext
-    assert registry._decide[GATE][1] == inline[1]
+            assert registry._decide[GATE].ctx_type is not PreToolCallDecideContext
+        assert registry._decide[GATE].ctx_type is not PreToolCallDecideContext
+    assert registry._decide[GATE].ctx_type is PreToolCallDecideContext
+    assert registry._decide[GATE].fns == inline.fns
     assert registry._tracing == 0
 
 
@@ -421,7 +421,7 @@ def test_a_trace_closed_in_another_context_still_closes() -> None:
     contextvars.copy_context().run(trace.__enter__)
     trace.__exit__(None, None, None)
     assert registry._tracing == 0
-    assert registry._decide[GATE][0] is PreToolCallDecideContext
+    assert registry._decide[GATE].ctx_type is PreToolCallDecideContext
     assert "closed" in repr(trace)
 
 
@@ -502,7 +502,7 @@ def test_start_and_stop_span_contexts_like_notebook_cells() -> None:
     assert [record.tool_name for record in trace] == ["next-cell", "thread"]
     assert not trace.is_open
     assert registry._tracing == 0
-    assert registry._decide[GATE][0] is PreToolCallDecideContext
+    assert registry._decide[GATE].ctx_type is PreToolCallDecideContext
 
 
 def test_a_stopped_trace_stays_closed() -> None:

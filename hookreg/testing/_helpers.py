@@ -10,7 +10,6 @@ from hookreg import (
     FinishReason,
     HookPoint,
     HookRegistry,
-    HookStyle,
     InvalidToolCallContext,
     Message,
     ModelSelectContext,
@@ -250,9 +249,6 @@ async def acall_hook(
     return _checked(hook_point, fn, value)  # type: ignore[return-value]  # checked for the point
 
 
-_METHODS: Final = {HookStyle.DECIDE: "decide", HookStyle.TRANSFORM: "transform", HookStyle.OBSERVE: "notify"}
-
-
 def _prepare(
     registry: HookRegistry, point: HookPoint | str, ctx: object, fields: dict[str, object]
 ) -> tuple[HookPoint, object]:
@@ -278,7 +274,7 @@ def call_point(
         'wait'
     """
     hook_point, context = _prepare(registry, point, ctx, fields)
-    dispatch: Callable[[HookPoint, object], object] = getattr(registry, _METHODS[hook_point.style])
+    dispatch: Callable[[HookPoint, object], object] = getattr(registry, hook_point.style.method)
     with registry.trace() as trace:
         dispatch(hook_point, context)
     return trace[0]
@@ -289,7 +285,7 @@ async def acall_point(
 ) -> DispatchRecord:
     """The async twin of `call_point`: awaits async hooks, calls sync ones inline."""
     hook_point, context = _prepare(registry, point, ctx, fields)
-    dispatch: Callable[[HookPoint, object], Awaitable[object]] = getattr(registry, "a" + _METHODS[hook_point.style])
+    dispatch: Callable[[HookPoint, object], Awaitable[object]] = getattr(registry, hook_point.style.amethod)
     with registry.trace() as trace:
         await dispatch(hook_point, context)
     return trace[0]
