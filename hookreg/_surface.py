@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, overload
 
+from hookreg import _dispatch
 from hookreg._context import (
     InvalidToolCallContext,
     ModelSelectContext,
@@ -36,10 +37,10 @@ from hookreg._context import (
     TransformToolResultContext,
     UserPromptSubmitContext,
 )
-from hookreg._dispatch import OK, RAISED
-from hookreg._points import HookPoint, HookStyle
-from hookreg._registry import Registration, RegistryCore
-from hookreg._results import HookResult, InvalidToolCallAction, RequestPatch, TurnAction
+from hookreg._points import HookPoint
+from hookreg._registration import Registration
+from hookreg._registry import RegistryCore
+from hookreg._results import HookResult, InvalidToolCallAction, RequestPatch, ToolCallResolution, TurnAction
 
 __all__ = [
     "CompactionObserver",
@@ -1364,31 +1365,9 @@ class HookRegistry(RegistryCore):
         def decide(self, point: Literal[HookPoint.ON_INTERACTION], ctx: OnInteractionContext, /) -> HookResult: ...
         @overload
         def decide(self, point: Literal[HookPoint.STOP], ctx: StopContext, /) -> HookResult: ...
-
-    def decide(self, point: HookPoint, ctx: object, /) -> Any:
-        """Run the gates of `point` in order; return the first result that is not a pass."""
-        # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules.
-        try:
-            plan = self._decide[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.DECIDE, "decide")
-        if ctx.__class__ is not plan.ctx_type:
-            return plan.runners.run(ctx)
-        fns = plan.fns
-        if fns:  # iterating an empty tuple costs more than this test
-            passed = plan.passed
-            try:
-                for fn in fns:
-                    result = fn(ctx)
-                    if result is not passed:
-                        break
-                else:
-                    return plan.done
-            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan.runners.resume(ctx, fn, (RAISED, exc))
-            return plan.runners.resume(ctx, fn, (OK, result))
-        return plan.done
+        def decide(self, point: HookPoint, ctx: object, /) -> Any: ...
+    else:
+        decide = _dispatch.decide
 
     if TYPE_CHECKING:
 
@@ -1416,35 +1395,9 @@ class HookRegistry(RegistryCore):
         ) -> HookResult: ...
         @overload
         async def adecide(self, point: Literal[HookPoint.STOP], ctx: StopContext, /) -> HookResult: ...
-
-    async def adecide(self, point: HookPoint, ctx: object, /) -> Any:
-        """Run the gates of `point` in order; return the first result that is not a pass.
-
-        Async hooks are awaited, with their timeouts; sync hooks are called inline.
-        """
-        # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules.
-        try:
-            plan = self._decide[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.DECIDE, "adecide")
-        if ctx.__class__ is not plan.ctx_type:
-            arun = plan.runners.arun
-            return plan.runners.run(ctx) if arun is None else await arun(ctx)
-        fns = plan.fns
-        if fns:  # iterating an empty tuple costs more than this test
-            passed = plan.passed
-            try:
-                for fn in fns:
-                    result = fn(ctx)
-                    if result is not passed:
-                        break
-                else:
-                    return plan.done
-            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan.runners.resume(ctx, fn, (RAISED, exc))
-            return plan.runners.resume(ctx, fn, (OK, result))
-        return plan.done
+        async def adecide(self, point: HookPoint, ctx: object, /) -> Any: ...
+    else:
+        adecide = _dispatch.adecide
 
     if TYPE_CHECKING:
 
@@ -1462,30 +1415,9 @@ class HookRegistry(RegistryCore):
         def transform(
             self, point: Literal[HookPoint.TRANSFORM_TOOL_RESULT], ctx: TransformToolResultContext, /
         ) -> str: ...
-
-    def transform(self, point: HookPoint, ctx: object, /) -> Any:
-        """Chain the transforms of `point`; return the final subject (the original object when unchanged)."""
-        # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules.
-        try:
-            plan = self._transform[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.TRANSFORM, "transform")
-        if ctx.__class__ is not plan.ctx_type:
-            return plan.runners.run(ctx)
-        fns = plan.fns
-        if fns:  # iterating an empty tuple costs more than this test
-            try:
-                for fn in fns:
-                    result = fn(ctx)
-                    if result is not None:
-                        break
-                else:
-                    return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
-            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan.runners.resume(ctx, fn, (RAISED, exc))
-            return plan.runners.resume(ctx, fn, (OK, result))
-        return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
+        def transform(self, point: HookPoint, ctx: object, /) -> Any: ...
+    else:
+        transform = _dispatch.transform
 
     if TYPE_CHECKING:
 
@@ -1505,34 +1437,9 @@ class HookRegistry(RegistryCore):
         async def atransform(
             self, point: Literal[HookPoint.TRANSFORM_TOOL_RESULT], ctx: TransformToolResultContext, /
         ) -> str: ...
-
-    async def atransform(self, point: HookPoint, ctx: object, /) -> Any:
-        """Chain the transforms of `point`; return the final subject (the original object when unchanged).
-
-        Async hooks are awaited, with their timeouts; sync hooks are called inline.
-        """
-        # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules.
-        try:
-            plan = self._transform[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.TRANSFORM, "atransform")
-        if ctx.__class__ is not plan.ctx_type:
-            arun = plan.runners.arun
-            return plan.runners.run(ctx) if arun is None else await arun(ctx)
-        fns = plan.fns
-        if fns:  # iterating an empty tuple costs more than this test
-            try:
-                for fn in fns:
-                    result = fn(ctx)
-                    if result is not None:
-                        break
-                else:
-                    return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
-            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan.runners.resume(ctx, fn, (RAISED, exc))
-            return plan.runners.resume(ctx, fn, (OK, result))
-        return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
+        async def atransform(self, point: HookPoint, ctx: object, /) -> Any: ...
+    else:
+        atransform = _dispatch.atransform
 
     if TYPE_CHECKING:
 
@@ -1568,30 +1475,9 @@ class HookRegistry(RegistryCore):
         def notify(self, point: Literal[HookPoint.NOTIFICATION], ctx: NotificationContext, /) -> None: ...
         @overload
         def notify(self, point: Literal[HookPoint.ON_SESSION_END], ctx: OnSessionEndContext, /) -> None: ...
-
-    def notify(self, point: HookPoint, ctx: object, /) -> Any:
-        """Call every observer of `point`, in order."""
-        # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules.
-        try:
-            plan = self._notify[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.OBSERVE, "notify")
-        if ctx.__class__ is not plan.ctx_type:
-            return plan.runners.run(ctx)
-        fns = plan.fns
-        if fns:  # iterating an empty tuple costs more than this test
-            try:
-                for fn in fns:
-                    result = fn(ctx)
-                    if result is not None:
-                        break
-                else:
-                    return None
-            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan.runners.resume(ctx, fn, (RAISED, exc))
-            return plan.runners.resume(ctx, fn, (OK, result))
-        return None
+        def notify(self, point: HookPoint, ctx: object, /) -> Any: ...
+    else:
+        notify = _dispatch.notify
 
     if TYPE_CHECKING:
 
@@ -1629,31 +1515,18 @@ class HookRegistry(RegistryCore):
         async def anotify(self, point: Literal[HookPoint.NOTIFICATION], ctx: NotificationContext, /) -> None: ...
         @overload
         async def anotify(self, point: Literal[HookPoint.ON_SESSION_END], ctx: OnSessionEndContext, /) -> None: ...
+        async def anotify(self, point: HookPoint, ctx: object, /) -> Any: ...
+    else:
+        anotify = _dispatch.anotify
 
-    async def anotify(self, point: HookPoint, ctx: object, /) -> Any:
-        """Call every observer of `point`, in order.
+    if TYPE_CHECKING:
 
-        Async hooks are awaited, with their timeouts; sync hooks are called inline.
-        """
-        # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules.
-        try:
-            plan = self._notify[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.OBSERVE, "anotify")
-        if ctx.__class__ is not plan.ctx_type:
-            arun = plan.runners.arun
-            return plan.runners.run(ctx) if arun is None else await arun(ctx)
-        fns = plan.fns
-        if fns:  # iterating an empty tuple costs more than this test
-            try:
-                for fn in fns:
-                    result = fn(ctx)
-                    if result is not None:
-                        break
-                else:
-                    return None
-            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan.runners.resume(ctx, fn, (RAISED, exc))
-            return plan.runners.resume(ctx, fn, (OK, result))
-        return None
+        def resolve_tool_call(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution: ...
+    else:
+        resolve_tool_call = _dispatch.resolve_tool_call
+
+    if TYPE_CHECKING:
+
+        async def aresolve_tool_call(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution: ...
+    else:
+        aresolve_tool_call = _dispatch.aresolve_tool_call

@@ -20,24 +20,26 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, cast, final, overload
 
-from hookreg._dispatch import OK, RAISED, Plan, Runners, _acall, _Slow, adrive, call_hook, drive
 from hookreg._display import empty_html, html_table, short_name, text_table
 from hookreg._errors import HookRegError, StopRun
+from hookreg._plan import Runners, acall_hook, adrive, call_hook, drive
 from hookreg._points import HookPoint, HookStyle
-from hookreg._registry import _LOCK, Registration
+from hookreg._registration import LOCK, Registration
 from hookreg._results import HookResult, InvalidToolCallAction, TurnAction
+from hookreg._rules import OK, RAISED
 
 if TYPE_CHECKING:
     from types import TracebackType
     from typing import Self
 
-    from hookreg._dispatch import AsyncRunner, Outcome, Steps
+    from hookreg._plan import AsyncRunner
     from hookreg._registry import RegistryCore
+    from hookreg._rules import Outcome, Steps
 
 __all__ = ["DispatchRecord", "HookCall", "Trace", "TracedRunners"]
 
 _OPEN: Final[ContextVar[tuple[Trace, ...]]] = ContextVar("hookreg_open_traces", default=())
-# Traces opened with start(): they see every dispatch on their registries, in any context. Replaced whole, under _LOCK.
+# Traces opened with start(): they see every dispatch on their registries, in any context. Replaced whole, under LOCK.
 _started: tuple[Trace, ...] = ()
 _PASSES: Final = frozenset({"allow", "continue", "pass"})
 _HEADERS: Final = ("#", "point", "about", "hook", "outcome", "detail", "ms")
@@ -248,7 +250,7 @@ class Trace:
             HookRegError: The trace is open already, or was closed.
         """
         global _started  # noqa: PLW0603 -- one tuple of started traces, replaced whole under the lock
-        with _LOCK:
+        with LOCK:
             self._open("start")
             _started = (*_started, self)
         return self
@@ -265,7 +267,7 @@ class Trace:
         self._close()
 
     def __enter__(self) -> Self:
-        with _LOCK:
+        with LOCK:
             self._open("open")
         self._token = _OPEN.set((*_OPEN.get(), self))
         return self
@@ -289,7 +291,7 @@ class Trace:
 
     def _close(self) -> None:
         global _started  # noqa: PLW0603 -- see start()
-        with _LOCK:
+        with LOCK:
             if self._state is not _RUNNING:
                 return
             self._state = _CLOSED  # from here on no dispatch files a record in it (see _Recorder.finish)
@@ -373,7 +375,7 @@ def _outcome(point: HookPoint, value: object) -> tuple[str, str]:
 
 def _call(runners: Runners, reg: Registration, outcome: Outcome, seconds: float) -> HookCall:
     status, value = outcome
-    spec = runners._spec
+    spec = runners.spec
     if status == OK and not spec.accepts(value):
         word, reason, error = "bad return", "", None
     elif status == OK:
@@ -422,7 +424,7 @@ class _Recorder:
         self.calls: list[HookCall] = []
         self.slots = [(trace, trace._reserve()) for trace in traces]
         # What the dispatch is about, read only from the point's own context class (a wrong one is refused anyway).
-        about = ctx if ctx.__class__ is runners._spec.ctx_type else None
+        about = ctx if ctx.__class__ is runners.spec.context else None
         self.tool_name: str | None = getattr(about, "tool_name", None)
         self.call_id: str | None = getattr(about, "call_id", None)
         self.start = time.perf_counter()
@@ -435,7 +437,7 @@ class _Recorder:
 
     async def acall(self, reg: Registration, ctx: object) -> Outcome:
         start = time.perf_counter()
-        outcome = await _acall(reg, ctx)
+        outcome = await acall_hook(reg, ctx)
         self.calls.append(_call(self.runners, reg, outcome, time.perf_counter() - start))
         return outcome
 
@@ -448,7 +450,7 @@ class _Recorder:
         return await adrive(steps, self.acall)
 
     def finish(self, result: object, error: BaseException | None) -> None:
-        point = self.runners._spec.point
+        point = self.runners.spec.point
         decided = _decider(self.calls, point, result) if error is None else None
         if decided is not None:
             self.calls[decided] = replace(self.calls[decided], decided=True)
@@ -487,8 +489,7 @@ class TracedRunners:
         self._registry = registry
         self._runners = runners
         # A Plan whose runners are these: the dispatch methods only call `run` and `resume` on them.
-        plan = runners.plan
-        self.plan = Plan(_Slow, plan.fns, plan.passed, plan.done, self)
+        self.plan = runners.plan.detour(self)
         self.arun = self._arun if runners.arun is not None else None
 
     def run(self, ctx: object) -> object:
@@ -499,10 +500,10 @@ class TracedRunners:
             return runners.run(ctx)
         recorder = _Recorder(traces, runners, ctx)
         try:
-            if ctx.__class__ is not runners._spec.ctx_type or runners.async_hook is not None:
+            if ctx.__class__ is not runners.spec.context or runners.async_hook is not None:
                 result = runners.run(ctx)  # raises the error for a wrong context or an async hook
             else:
-                result = recorder.drive(runners._steps(runners._spec, runners.hooks, ctx, None))
+                result = recorder.drive(runners.steps(runners.spec, runners.hooks, ctx, None))
         except BaseException as exc:
             recorder.finish(None, exc)
             raise
@@ -517,10 +518,10 @@ class TracedRunners:
             return await arun(ctx)
         recorder = _Recorder(traces, runners, ctx)
         try:
-            if ctx.__class__ is not runners._spec.ctx_type:
+            if ctx.__class__ is not runners.spec.context:
                 result = await arun(ctx)  # raises the error for a wrong context
             else:
-                result = await recorder.adrive(runners._steps(runners._spec, runners.hooks, ctx, None))
+                result = await recorder.adrive(runners.steps(runners.spec, runners.hooks, ctx, None))
         except BaseException as exc:
             recorder.finish(None, exc)
             raise

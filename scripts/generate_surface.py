@@ -14,63 +14,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-# member, context class, callback alias, what the callback returns, what dispatch returns
-POINTS = [
-    ("SETUP", "SetupContext", "SetupObserver", "None", "None"),
-    ("ON_SESSION_START", "OnSessionStartContext", "SessionStartObserver", "None", "None"),
-    ("USER_PROMPT_SUBMIT", "UserPromptSubmitContext", "UserPromptDecider", "HookResult", "HookResult"),
-    ("PRE_TURN", "PreTurnContext", "PreTurnDecider", "HookResult", "HookResult"),
-    ("PRE_MODEL_CALL", "PreModelCallContext", "ModelRequestPatcher", "RequestPatch | None", "RequestPatch"),
-    ("MODEL_SELECT", "ModelSelectContext", "ModelSelector", "str | None", "str"),
-    ("TEXT_DELTA", "TextDeltaContext", "TextDeltaObserver", "None", "None"),
-    ("REASONING_DELTA", "ReasoningDeltaContext", "ReasoningDeltaObserver", "None", "None"),
-    ("TOOL_CALL_DELTA", "ToolCallDeltaContext", "ToolCallDeltaObserver", "None", "None"),
-    ("MODEL_TURN_FINISHED", "ModelTurnFinishedContext", "TurnFinishedDecider", "TurnAction", "TurnAction"),
-    (
-        "INVALID_TOOL_CALL",
-        "InvalidToolCallContext",
-        "InvalidToolCallDecider",
-        "InvalidToolCallAction | None",
-        "InvalidToolCallAction",
-    ),
-    (
-        "TRANSFORM_TOOL_INPUT",
-        "PreToolCallDecideContext",
-        "ToolInputTransformer",
-        "Mapping[str, object] | None",
-        "Mapping[str, object]",
-    ),
-    ("PRE_TOOL_CALL_DECIDE", "PreToolCallDecideContext", "PreToolCallDecider", "HookResult", "HookResult"),
-    ("PERMISSION_DENIED", "PermissionDeniedContext", "PermissionDeniedObserver", "None", "None"),
-    ("POST_TOOL_CALL_FAILURE", "PostToolCallFailureContext", "ToolFailureObserver", "None", "None"),
-    ("ON_TOOL_ERROR", "OnToolErrorContext", "ToolErrorTransformer", "str | None", "str"),
-    ("TRANSFORM_TOOL_RESULT", "TransformToolResultContext", "ToolResultTransformer", "str | None", "str"),
-    ("POST_TOOL_CALL", "PostToolCallContext", "PostToolCallObserver", "None", "None"),
-    ("POST_TURN", "PostTurnContext", "PostTurnObserver", "None", "None"),
-    ("PRE_COMPACT", "PreCompactContext", "PreCompactObserver", "None", "None"),
-    ("ON_COMPACTION", "OnCompactionContext", "CompactionObserver", "None", "None"),
-    ("ON_INTERACTION", "OnInteractionContext", "InteractionDecider", "HookResult", "HookResult"),
-    ("SUBAGENT_START", "SubagentStartContext", "SubagentStartObserver", "None", "None"),
-    ("SUBAGENT_STOP", "SubagentStopContext", "SubagentStopObserver", "None", "None"),
-    ("NOTIFICATION", "NotificationContext", "NotificationObserver", "None", "None"),
-    ("STOP", "StopContext", "StopDecider", "HookResult", "HookResult"),
-    ("ON_SESSION_END", "OnSessionEndContext", "SessionEndObserver", "None", "None"),
-]
-TOOL_SCOPED = {
-    "TOOL_CALL_DELTA",
-    "INVALID_TOOL_CALL",
-    "TRANSFORM_TOOL_INPUT",
-    "PRE_TOOL_CALL_DECIDE",
-    "PERMISSION_DENIED",
-    "POST_TOOL_CALL_FAILURE",
-    "ON_TOOL_ERROR",
-    "TRANSFORM_TOOL_RESULT",
-    "POST_TOOL_CALL",
-    "ON_INTERACTION",
-}
-STYLES = {"Observer": "observe", "Decider": "decide"}
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hookreg._points import POINTS as TABLE
+from hookreg._points import HookStyle
+
+# member, context class, callback alias, what the callback returns, what dispatch returns: from the table
+POINTS = [(spec.point.name, spec.context.__name__, spec.alias, spec.expected, spec.gives) for spec in TABLE.values()]
+TOOL_SCOPED = {spec.point.name for spec in TABLE.values() if spec.is_tool_scoped}
+STYLES = {spec.alias: spec.style.value for spec in TABLE.values()}
 POLICY = {"decide": "DeciderOnError", "transform": "TransformerOnError", "observe": "ObserverOnError"}
-DISPATCH = {"decide": "decide", "transform": "transform", "observe": "notify"}
 SUMMARY = {
     "decide": "the first result that is not a pass wins",
     "transform": "each hook sees the previous result; ``None`` keeps it",
@@ -79,7 +32,7 @@ SUMMARY = {
 
 
 def style_of(alias: str) -> str:
-    return next((style for suffix, style in STYLES.items() if alias.endswith(suffix)), "transform")
+    return STYLES[alias]
 
 
 HEADER = '''\
@@ -93,13 +46,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, overload
 
+from hookreg import _dispatch
 from hookreg._context import (
 {contexts}
 )
-from hookreg._dispatch import OK, RAISED
-from hookreg._points import HookPoint, HookStyle
-from hookreg._registry import Registration, RegistryCore
-from hookreg._results import HookResult, InvalidToolCallAction, RequestPatch, TurnAction
+from hookreg._points import HookPoint
+from hookreg._registration import Registration
+from hookreg._registry import RegistryCore
+from hookreg._results import HookResult, InvalidToolCallAction, RequestPatch, ToolCallResolution, TurnAction
 
 __all__ = [
 {exported}
@@ -138,6 +92,7 @@ def generate() -> str:
     for style in ("decide", "transform", "observe"):
         out.append(dispatch(style, is_async=False))
         out.append(dispatch(style, is_async=True))
+    out.append(resolution())
     return "".join(out)
 
 
@@ -288,8 +243,7 @@ def register() -> str:
 
 
 def dispatch(style: str, *, is_async: bool) -> str:
-    method = ("a" if is_async else "") + DISPATCH[style]
-    enum_style = style.upper()
+    method = ("a" if is_async else "") + HookStyle(style).method
     out = []
     for member, ctx, alias, _, gives in POINTS:
         if style_of(alias) == style:
@@ -297,65 +251,31 @@ def dispatch(style: str, *, is_async: bool) -> str:
             out.append(f"""
     @overload
     {prefix} {method}(self, point: Literal[HookPoint.{member}], ctx: {ctx}, /) -> {gives}: ...""")
-    out = [typing_only("".join(out))]
-    doc = DOCS[style]
-    if is_async:
-        head = f'''
-    async def {method}(self, point: HookPoint, ctx: object, /) -> Any:
-        """{doc}
+    prefix = "async def" if is_async else "def"
+    out.append(f"""
+    {prefix} {method}(self, point: HookPoint, ctx: object, /) -> Any: ...""")
+    return bound(method, "".join(out))
 
-        Async hooks are awaited, with their timeouts; sync hooks are called inline.
-        """'''
-        # A plan holding an async hook never runs inline: its runners await it.
-        leave = """arun = plan.runners.arun
-            return plan.runners.run(ctx) if arun is None else await arun(ctx)"""
-    else:
-        head = f'''
-    def {method}(self, point: HookPoint, ctx: object, /) -> Any:
-        """{doc}"""'''
-        leave = "return plan.runners.run(ctx)"
-    # Transforms and observers pass with None: `is not None` is one instruction less per hook.
-    passed = "passed" if style == "decide" else "None"
-    load_passed = "\n            passed = plan.passed" if style == "decide" else ""
-    out.append(f'''{head}
-        # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules.
-        try:
-            plan = self._{DISPATCH[style]}[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.{enum_style}, "{method}")
-        if ctx.__class__ is not plan.ctx_type:
-            {leave}
-        fns = plan.fns
-        if fns:  # iterating an empty tuple costs more than this test{load_passed}
-            try:
-                for fn in fns:
-                    result = fn(ctx)
-                    if result is not {passed}:
-                        break
-                else:
-                    {FINISH[style]}
-            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan.runners.resume(ctx, fn, (RAISED, exc))
-            return plan.runners.resume(ctx, fn, (OK, result))
-        {FINISH[style]}
-''')
+
+def bound(method: str, declarations: str) -> str:
+    """Declare `method` for type checkers; at run time, bind the hand-written function of hookreg/_dispatch.py."""
+    indented = "".join(f"    {line}" if line.strip() else line for line in declarations.splitlines(keepends=True))
+    return f"\n    if TYPE_CHECKING:{indented}\n    else:\n        {method} = _dispatch.{method}\n"
+
+
+def resolution() -> str:
+    out = []
+    for is_async in (False, True):
+        prefix = "async def" if is_async else "def"
+        method = ("a" if is_async else "") + "resolve_tool_call"
+        out.append(
+            bound(
+                method,
+                f"""
+    {prefix} {method}(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution: ...""",
+            )
+        )
     return "".join(out)
-
-
-# What a dispatch returns when every hook passed. A transform returns its subject,
-# read through the slot alias `_subject` that hookreg/_dispatch.py gives every
-# transform context: one specialized attribute read, where getattr() is a builtin call.
-FINISH = {
-    "decide": "return plan.done",
-    "transform": "return ctx._subject  # type: ignore[attr-defined]  # every transform context has it",
-    "observe": "return None",
-}
-DOCS = {
-    "decide": "Run the gates of `point` in order; return the first result that is not a pass.",
-    "transform": "Chain the transforms of `point`; return the final subject (the original object when unchanged).",
-    "observe": "Call every observer of `point`, in order.",
-}
 
 
 def main() -> None:

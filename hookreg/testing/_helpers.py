@@ -41,9 +41,11 @@ from hookreg import (
     TransformToolResultContext,
     UserPromptSubmitContext,
 )
-from hookreg._dispatch import _SPECS, _wrong_return, async_refusal, wrong_context
 from hookreg._errors import HookTypeError
-from hookreg._registry import Registration, _is_async, _name_of, as_point
+from hookreg._plan import async_refusal
+from hookreg._points import POINTS
+from hookreg._registration import Registration, as_point, is_async, name_of
+from hookreg._rules import wrong_context, wrong_return
 from hookreg._trace import DispatchRecord
 
 __all__ = ["acall_hook", "acall_point", "call_hook", "call_point", "make_context"]
@@ -209,9 +211,9 @@ def _context(point: HookPoint, ctx: object, fields: dict[str, object]) -> object
 
 
 def _checked(point: HookPoint, fn: object, value: object) -> object:
-    spec = _SPECS[point]
+    spec = POINTS[point]
     if not spec.accepts(value):
-        raise _wrong_return(spec, Registration(point=point, name=_name_of(fn), callback=fn), value)
+        raise wrong_return(spec, Registration(point=point, name=name_of(fn), callback=fn), value)
     return value
 
 
@@ -234,8 +236,8 @@ def call_hook(
         AsyncHookError: `fn` is async: use `acall_hook`.
     """
     hook_point = as_point(point, f"call {fn!r}")
-    if _is_async(fn):
-        raise async_refusal(hook_point, Registration(name=_name_of(fn), callback=fn), "acall_hook")
+    if is_async(fn):
+        raise async_refusal(hook_point, Registration(name=name_of(fn), callback=fn), "acall_hook")
     value = fn(_context(hook_point, ctx, fields))  # type: ignore[arg-type]  # built for the point
     return _checked(hook_point, fn, value)  # type: ignore[return-value]  # checked for the point
 
