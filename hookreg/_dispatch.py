@@ -1,4 +1,4 @@
-"""The dispatch methods of HookRegistry, written once: decide, transform, notify, resolve_tool_call and a-twins.
+"""HookRegistry's hand-written methods: decide, transform, notify, resolve_tool_call and their a-twins.
 
 `HookRegistry` (generated in `hookreg._surface`) binds these functions as its
 methods and declares their per-point overloads. Each looks the point's `Plan`
@@ -8,23 +8,30 @@ anything else to the plan's runners, which drive the style's rules
 (`hookreg._rules`). A plan the inline loop must not run (filters, async or
 dual-path hooks, a repeated callable, a wrong context, a trace) sends the
 whole dispatch to its runners.
+
+Also here, for the same reason (they sit above the registry core): `trace`,
+`describe`, the notebook table and `use_policy`, which import what they
+need on first use.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from hookreg._context import PermissionDeniedContext, PreToolCallDecideContext
-from hookreg._errors import StopRun
+from hookreg._errors import HookTypeError, StopRun
 from hookreg._plan import async_refusal
 from hookreg._points import HookPoint, HookStyle
+from hookreg._registry import RegistryCore, hook_rows
 from hookreg._results import Decision, HookResult, ToolCallResolution
 from hookreg._rules import OK, RAISED, calls_hooks, machinery, marked_by
 
 if TYPE_CHECKING:
-    from hookreg._registry import RegistryCore
+    from hookreg._registration import Registration
+    from hookreg._trace import Trace
+    from hookreg.policy import Policy, Rule
 
 __all__ = [
     "adecide",
@@ -273,6 +280,71 @@ def _salvage(stop: StopRun, ctx: PreToolCallDecideContext, args: Mapping[str, ob
     """
     if any(marked_by(stop) is mine for mine in made):
         stop.effective_args = None if args is ctx.args else args
+
+
+# --- the methods that reach above the registry core (imported on first use) ------
+
+
+def repr_html(self: RegistryCore) -> str:
+    """The table a notebook shows: HookRegistry's ``_repr_html_``."""
+    from hookreg._display import registry_html  # noqa: PLC0415 -- on first display: keeps the import light
+
+    return registry_html(repr(self), hook_rows(self))
+
+
+def describe(self: RegistryCore) -> str:
+    """A plain-text table of points to hooks in dispatch order: name, priority, tools, kind, on_error.
+
+    The text twin of the table a notebook shows; included registries are flattened.
+    """
+    from hookreg._display import describe_registry  # noqa: PLC0415 -- on first use: keeps the import light
+
+    return describe_registry(repr(self), hook_rows(self))
+
+
+def trace(self: RegistryCore) -> Trace:
+    """Record what the dispatches made inside ``with registry.trace() as trace:`` call and decide.
+
+    Records the dispatches made on this registry, or on a registry that
+    includes it when the trace opens, by the current thread and the asyncio
+    tasks started inside the block. ``str(trace)`` is a table; notebooks show
+    one in HTML. Costs nothing while no trace is open.
+    """
+    from hookreg._trace import Trace  # noqa: PLC0415 -- on first use: keeps the import light
+
+    return Trace(self)
+
+
+def use_policy(
+    self: RegistryCore,
+    *rules: Rule | Policy,
+    default: Literal["allow", "ask", "deny"] | None = None,
+    name: str = "policy",
+    priority: int = 0,
+) -> Registration:
+    """Compile tool rules (``hookreg.policy.allow/deny/ask``) into one ``pre_tool_call_decide`` gate.
+
+    A rule naming an exact tool beats a glob; at one level deny beats ask
+    beats allow; among equals the first rule wins. A tool no rule matches
+    gets `default` (``"allow"`` when omitted). Instead of rules, pass one
+    built `Policy` (such as ``hookreg.policy.from_claude_permissions(...)``),
+    which keeps its own default. Using a policy under the same `name` again
+    replaces it.
+
+    Returns:
+        The gate's Registration.
+    """
+    from hookreg.policy import Policy  # noqa: PLC0415 -- on first use: keeps the import light
+
+    built = [rule for rule in rules if isinstance(rule, Policy)]
+    if built and (len(rules) > 1 or default is not None):
+        msg = (
+            f"Cannot use {built[0]!r} with other rules or default=: a built Policy carries its own. "
+            "Pass it alone, or pass the rules and default= instead."
+        )
+        raise HookTypeError(msg)
+    gate = built[0] if built else Policy(*cast("tuple[Rule, ...]", rules), default=default or "allow")
+    return self._register(HookPoint.PRE_TOOL_CALL_DECIDE, gate, name=name, priority=priority, on_error="deny")
 
 
 machinery(globals())

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from hookreg._errors import HookTypeError, IncludeError
 from hookreg._log import debug_enabled, log
-from hookreg._plan import Plan, Runners
+from hookreg._plan import Plan, Runners, SlowRunner
 from hookreg._points import HookPoint, HookStyle
 from hookreg._registration import LOCK, Inclusion, Registration, as_point, label, predecessor, validate
 
 if TYPE_CHECKING:
     from hookreg._surface import HookRegistry
-    from hookreg._trace import Trace
-    from hookreg.policy import Policy, Rule
 
-__all__ = ["RegistryCore"]
+__all__ = ["RegistryCore", "Wrapper", "add_wrapper", "hook_rows", "including", "remove_wrapper"]
+
+Wrapper = Callable[["RegistryCore", Runners, SlowRunner], SlowRunner]
+"""What fills the wrapper slot: given a registry, one point's compiled runners and the runner it wraps
+(the runners themselves, or the previous wrapper's), the runner every dispatch of that point goes to."""
 
 
 class RegistryCore:
@@ -37,7 +39,8 @@ class RegistryCore:
         self._decide = self._plans[HookStyle.DECIDE]
         self._transform = self._plans[HookStyle.TRANSFORM]
         self._notify = self._plans[HookStyle.OBSERVE]
-        self._tracing = 0  # open traces that watch this registry: see hookreg/_trace.py
+        # The wrapper slot (see `add_wrapper`): each installed wrapper with how many times it was installed.
+        self._wrappers: dict[Wrapper, int] = {}
         for point in HookPoint:
             self._compile(point)
 
@@ -204,6 +207,10 @@ class RegistryCore:
 
     # --- compiling ------------------------------------------------------------
 
+    def _compile_all(self) -> None:
+        for point in HookPoint:
+            self._compile(point)
+
     def _changed(self, point: HookPoint) -> None:
         """Recompile `point` here and in every registry that includes this one."""
         self._compile(point)
@@ -220,10 +227,10 @@ class RegistryCore:
         style = point.style
         self._runners[point] = runners
         plan = runners.plan
-        if self._tracing:  # route every dispatch through the trace recorder; the inline loop stays untouched
-            from hookreg._trace import TracedRunners  # noqa: PLC0415 -- only while tracing: keeps the import light
-
-            plan = TracedRunners(self, runners).plan
+        runner: SlowRunner = runners
+        for wrapper in self._wrappers:  # each wraps the one before; the inline loop stays untouched
+            runner = wrapper(self, runners, runner)
+            plan = runners.plan.detour(runner)
         self._plans[style][point] = plan
         self._has[point] = bool(runners.hooks)
 
@@ -250,59 +257,59 @@ class RegistryCore:
         counts = ", ".join(f"{p.value}={len(r.hooks)}" for p, r in self._runners.items() if r.hooks)
         return f"{type(self).__name__}({counts})"
 
-    def _repr_html_(self) -> str:
-        from hookreg._display import registry_html  # noqa: PLC0415 -- on first display: keeps the import light
 
-        return registry_html(self)
+# --- the wrapper slot: what tracing (and OpenTelemetry) fill ----------------------
 
-    def describe(self) -> str:
-        """A plain-text table of points to hooks in dispatch order: name, priority, tools, kind, on_error.
 
-        The text twin of the table a notebook shows; included registries are flattened.
-        """
-        from hookreg._display import describe_registry  # noqa: PLC0415 -- on first use: keeps the import light
+def add_wrapper(registry: RegistryCore, wrapper: Wrapper) -> None:
+    """Send every dispatch on `registry` through `wrapper`, until as many `remove_wrapper` calls.
 
-        return describe_registry(self)
+    A registry with no wrapper runs the inline loop and pays nothing for the
+    slot; one with a wrapper recompiles each point into a plan that never runs
+    inline and hands the dispatch to ``wrapper(registry, runners, inner)``, which
+    returns the runner to use: it calls `inner` (the point's `Runners`, or the
+    wrapper installed before it) to dispatch unchanged, or drives
+    ``runners.steps`` itself with its own call (``hookreg._plan.drive``), which
+    bypasses the wrappers inside it. The same wrapper installed again is counted,
+    not stacked.
+    """
+    with LOCK:
+        wrappers = registry._wrappers
+        wrappers[wrapper] = wrappers.get(wrapper, 0) + 1
+        if wrappers[wrapper] == 1:
+            registry._compile_all()
 
-    def trace(self) -> Trace:
-        """Record what the dispatches made inside ``with registry.trace() as trace:`` call and decide.
 
-        Records the dispatches made on this registry, or on a registry that
-        includes it when the trace opens, by the current thread and the asyncio
-        tasks started inside the block. ``str(trace)`` is a table; notebooks show
-        one in HTML. Costs nothing while no trace is open.
-        """
-        from hookreg._trace import Trace  # noqa: PLC0415 -- on first use: keeps the import light
+def remove_wrapper(registry: RegistryCore, wrapper: Wrapper) -> None:
+    """Undo one `add_wrapper` of `wrapper` on `registry`; the last one puts the inline plans back."""
+    with LOCK:
+        wrappers = registry._wrappers
+        wrappers[wrapper] -= 1
+        if not wrappers[wrapper]:
+            del wrappers[wrapper]
+            registry._compile_all()
 
-        return Trace(self)
 
-    def use_policy(
-        self,
-        *rules: Rule | Policy,
-        default: Literal["allow", "ask", "deny"] | None = None,
-        name: str = "policy",
-        priority: int = 0,
-    ) -> Registration:
-        """Compile tool rules (``hookreg.policy.allow/deny/ask``) into one ``pre_tool_call_decide`` gate.
+def including(registry: RegistryCore) -> frozenset[RegistryCore]:
+    """`registry` and every registry that includes it, directly or not: those whose dispatches run its hooks."""
+    with LOCK:
+        return frozenset(registry._ancestors())
 
-        A rule naming an exact tool beats a glob; at one level deny beats ask
-        beats allow; among equals the first rule wins. A tool no rule matches
-        gets `default` (``"allow"`` when omitted). Instead of rules, pass one
-        built `Policy` (such as ``hookreg.policy.from_claude_permissions(...)``),
-        which keeps its own default. Using a policy under the same `name` again
-        replaces it.
 
-        Returns:
-            The gate's Registration.
-        """
-        from hookreg.policy import Policy  # noqa: PLC0415 -- on first use: keeps the import light
+def hook_rows(registry: RegistryCore) -> list[tuple[HookPoint, Registration, str | None]]:
+    """One row per hook a dispatch calls, points in HookPoint order and hooks in dispatch order.
 
-        built = [rule for rule in rules if isinstance(rule, Policy)]
-        if built and (len(rules) > 1 or default is not None):
-            msg = (
-                f"Cannot use {built[0]!r} with other rules or default=: a built Policy carries its own. "
-                "Pass it alone, or pass the rules and default= instead."
-            )
-            raise HookTypeError(msg)
-        gate = built[0] if built else Policy(*cast("tuple[Rule, ...]", rules), default=default or "allow")
-        return self._register(HookPoint.PRE_TOOL_CALL_DECIDE, gate, name=name, priority=priority, on_error="deny")
+    Each row is ``(point, registration, placed)``: `placed` is the priority of the
+    inclusion that brings an included hook in (where it sits), or ``None`` for
+    the registry's own hooks.
+    """
+    placed = {
+        reachable: inclusion.priority
+        for inclusion in registry._inclusions
+        for reachable in inclusion.registry._reachable()
+    }
+    return [
+        (point, reg, None if reg._registry in (registry, None) else str(placed[reg._registry]))
+        for point, runners in registry._runners.items()
+        for reg in runners.hooks
+    ]

@@ -1530,3 +1530,8 @@ class HookRegistry(RegistryCore):
         async def aresolve_tool_call(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution: ...
     else:
         aresolve_tool_call = _dispatch.aresolve_tool_call
+
+    trace = _dispatch.trace
+    describe = _dispatch.describe
+    use_policy = _dispatch.use_policy
+    _repr_html_ = _dispatch.repr_html

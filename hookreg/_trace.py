@@ -1,9 +1,9 @@
 """registry.trace(): what each dispatch made while a trace was open called, returned and decided.
 
-Tracing costs nothing while no trace is open. Opening one on a registry
-recompiles that registry (and every registry including it) so that its plans
-leave the inline loop for `TracedRunners`, which drives the same step
-generators as the normal runners, timing each call. Which dispatches a trace
+Tracing costs nothing while no trace is open. Opening one puts a wrapper in
+the slot of that registry (and of every registry including it), so that its
+plans leave the inline loop for `TracedRunners`, which drives the same step
+generators with dispatch's own drivers, timing each call. Which dispatches a trace
 sees depends on how it was opened: a ``with`` block scopes it by a context
 variable (the thread and the asyncio tasks started inside the block);
 ``start()`` opens it for every dispatch on the registry until ``stop()``, so
@@ -25,6 +25,7 @@ from hookreg._errors import HookRegError, StopRun
 from hookreg._plan import Runners, acall_hook, adrive, call_hook, drive
 from hookreg._points import HookPoint, HookStyle
 from hookreg._registration import LOCK, Registration
+from hookreg._registry import add_wrapper, including, remove_wrapper
 from hookreg._results import HookResult, InvalidToolCallAction, TurnAction
 from hookreg._rules import OK, RAISED
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Self
 
-    from hookreg._plan import AsyncRunner
+    from hookreg._plan import AsyncRunner, SlowRunner
     from hookreg._registry import RegistryCore
     from hookreg._rules import Outcome, Steps
 
@@ -282,11 +283,9 @@ class Trace:
             why = "it is already open" if self._state is _RUNNING else "it was closed, and a closed trace stays closed"
             msg = f"Cannot {doing} {self!r}: {why}. Call registry.trace() for another trace."
             raise HookRegError(msg)
-        reach = frozenset(self._registry._ancestors())
+        reach = including(self._registry)
         for registry in reach:
-            registry._tracing += 1
-            for point in HookPoint:
-                registry._compile(point)
+            add_wrapper(registry, _traced)
         self._registries, self._state = reach, _RUNNING
 
     def _close(self) -> None:
@@ -297,9 +296,7 @@ class Trace:
             self._state = _CLOSED  # from here on no dispatch files a record in it (see _Recorder.finish)
             _started = tuple(trace for trace in _started if trace is not self)
             for registry in self._registries:
-                registry._tracing -= 1
-                for point in HookPoint:
-                    registry._compile(point)
+                remove_wrapper(registry, _traced)
         if self._token is not None:
             try:
                 _OPEN.reset(self._token)
@@ -475,29 +472,34 @@ def _watching(registry: RegistryCore) -> tuple[Trace, ...]:
     )
 
 
+def _traced(registry: RegistryCore, runners: Runners, inner: SlowRunner) -> SlowRunner:
+    """The wrapper tracing puts in the registry's slot: a `TracedRunners` around `inner`."""
+    return TracedRunners(registry, runners, inner)
+
+
 @final
 class TracedRunners:
-    """Stands in for a registry's `Runners` at one point while a trace is open on it.
+    """Takes every dispatch of a registry's point while a trace is open on it.
 
-    Its plan always leaves the inline loop, so only `run` and `arun` are ever called. A dispatch that no open trace in
-    the current context watches runs exactly as before, through the real runners.
+    A dispatch that no open trace in the current context watches runs exactly
+    as before, through `inner`. A watched one drives the point's rules with
+    dispatch's own drivers, each call timed and recorded.
     """
 
-    __slots__ = ("_registry", "_runners", "arun", "plan")
+    __slots__ = ("_inner", "_registry", "_runners", "arun")
 
-    def __init__(self, registry: RegistryCore, runners: Runners) -> None:
+    def __init__(self, registry: RegistryCore, runners: Runners, inner: SlowRunner) -> None:
         self._registry = registry
         self._runners = runners
-        # A Plan whose runners are these: the dispatch methods only call `run` and `resume` on them.
-        self.plan = runners.plan.detour(self)
-        self.arun = self._arun if runners.arun is not None else None
+        self._inner = inner
+        self.arun: AsyncRunner | None = self._arun if inner.arun is not None else None
 
     def run(self, ctx: object) -> object:
         """Dispatch synchronously, recording the calls for every trace watching."""
         runners = self._runners
         traces = _watching(self._registry)
         if not traces:
-            return runners.run(ctx)
+            return self._inner.run(ctx)
         recorder = _Recorder(traces, runners, ctx)
         try:
             if ctx.__class__ is not runners.spec.context or runners.async_hook is not None:
@@ -513,13 +515,12 @@ class TracedRunners:
     async def _arun(self, ctx: object) -> object:
         runners = self._runners
         traces = _watching(self._registry)
-        arun = cast("AsyncRunner", runners.arun)  # this method is used only when the runners have one
         if not traces:
-            return await arun(ctx)
+            return await cast("AsyncRunner", self._inner.arun)(ctx)  # this method is used only when it has one
         recorder = _Recorder(traces, runners, ctx)
         try:
             if ctx.__class__ is not runners.spec.context:
-                result = await arun(ctx)  # raises the error for a wrong context
+                result = await cast("AsyncRunner", runners.arun)(ctx)  # raises the error for a wrong context
             else:
                 result = await recorder.adrive(runners.steps(runners.spec, runners.hooks, ctx, None))
         except BaseException as exc:

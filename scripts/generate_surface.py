@@ -93,7 +93,16 @@ def generate() -> str:
         out.append(dispatch(style, is_async=False))
         out.append(dispatch(style, is_async=True))
     out.append(resolution())
+    out.append(BOUND)
     return "".join(out)
+
+
+BOUND = """
+    trace = _dispatch.trace
+    describe = _dispatch.describe
+    use_policy = _dispatch.use_policy
+    _repr_html_ = _dispatch.repr_html
+"""
 
 
 CLASS_HEAD = '''
