@@ -230,6 +230,8 @@ def _read_decision(spec: PointSpec, reg: Registration, value: Any) -> tuple[bool
 
 def _read_subject(spec: PointSpec, reg: Registration, so_far: Any, new: object) -> object:
     """Read a transform's non-None return into the new subject: plain, detached from the hook's object."""
+    if new.__class__ is str and spec.returns is str:  # the common case, before the general checks
+        return new
     if not spec.accepts(new):
         raise wrong_return(spec, reg, new)
     subject = spec.subject
@@ -238,10 +240,11 @@ def _read_subject(spec: PointSpec, reg: Registration, so_far: Any, new: object) 
     if subject == "args":
         # Read through the Mapping protocol (a dict subclass's own __iter__ and __getitem__
         # included), so a mapping that cannot be read fails here and nowhere later.
+        # A dict or hookreg's own read-only mapping is copied in C; always a copy, so that a hook
+        # returning the args it was given still counts as a rewrite.
         items = cast("Mapping[str, object]", new)
-        if type(items) is ReadOnlyDict:  # cannot change: shared, as the contexts share it
-            return items
-        return ReadOnlyDict(items if type(items) is dict else {key: items[key] for key in items})
+        plain = type(items) is dict or type(items) is ReadOnlyDict
+        return ReadOnlyDict(items if plain else {key: items[key] for key in items})
     return new if type(new) is str else str(new)
 
 
@@ -288,25 +291,27 @@ def _transform_steps(spec: PointSpec, hooks: Sequence[Registration], ctx: Any, f
     value = getattr(ctx, subject)
     rebuild = rebuilder(ctx.__class__)
     current = ctx
+    changed = stale = False  # stale: `current` does not hold `value` yet, built when a hook is to see it
     for reg in hooks:
         if first is not None:
             (status, new), first = first, None
-        elif filtered_out(reg, current):  # an argument pattern tests the args this hook would see
-            continue
         else:
+            if stale:
+                current, stale = rebuild(ctx, value), False
+            if filtered_out(reg, current):  # an argument pattern tests the args this hook would see
+                continue
             status, new = yield reg, current
         if status == OK:
             if new is None:
                 continue
             try:
                 new = _read_subject(spec, reg, value, new)
-                current = rebuild(ctx, new)
             except Exception as exc:  # noqa: BLE001 -- reading the return failed: a failure of the hook
                 status, new = RAISED, exc
             else:
-                value = new
+                value, changed, stale = new, True, True
                 continue
-        _stopped(spec, reg, new, ctx, value if current is not ctx and subject == "args" else None)
+        _stopped(spec, reg, new, ctx, value if changed and subject == "args" else None)
         _fail(spec, reg, new, status)
     return value
 
