@@ -123,11 +123,11 @@ def transform(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
                 if result is not None:
                     break
             else:
-                return ctx._subject  # type: ignore[attr-defined]  # declared by every transform context
+                return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
             return plan.runners.resume(ctx, fn, (RAISED, exc))
         return plan.runners.resume(ctx, fn, (OK, result))
-    return ctx._subject  # type: ignore[attr-defined]  # declared by every transform context
+    return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
 
 
 @calls_hooks
@@ -151,11 +151,11 @@ async def atransform(self: RegistryCore, point: HookPoint, ctx: object, /) -> An
                 if result is not None:
                     break
             else:
-                return ctx._subject  # type: ignore[attr-defined]  # declared by every transform context
+                return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
             return plan.runners.resume(ctx, fn, (RAISED, exc))
         return plan.runners.resume(ctx, fn, (OK, result))
-    return ctx._subject  # type: ignore[attr-defined]  # declared by every transform context
+    return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
 
 
 @calls_hooks

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, final
 
 from hookreg._errors import AsyncHookError
 from hookreg._points import POINTS, HookPoint
+from hookreg._registration import async_path, is_filtered
 from hookreg._rules import (
     OK,
     RAISED,
@@ -124,7 +125,7 @@ async def adrive(steps: Steps, acall: Callable[[Registration, object], Awaitable
 
 @calls_hooks
 async def acall_hook(reg: Registration, ctx: object) -> Outcome:
-    acall = reg._async_path
+    acall = async_path(reg)
     if acall is None:
         return call_hook(reg, ctx)
     if reg.timeout is None:
@@ -219,9 +220,9 @@ class Runners:
         self.async_hook = next((reg for reg in hooks if reg.is_async), None)
         fns = tuple(reg.callback for reg in hooks)
         self._position = {id(fn): i for i, fn in enumerate(fns)}
-        awaits = any(reg._async_path is not None for reg in hooks)
+        awaits = any(async_path(reg) is not None for reg in hooks)
         inline = not awaits and len(self._position) == len(fns)
-        inline = inline and all(reg._matcher is None for reg in hooks)
+        inline = inline and not any(is_filtered(reg) for reg in hooks)
         done = spec.all_passed if fns else spec.no_hook  # transforms return their subject instead
         self.plan = Plan(spec.context if inline else _Slow, fns, spec.passed, done, self)
         self.arun: AsyncRunner | None = None

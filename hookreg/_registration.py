@@ -10,7 +10,7 @@ import threading
 import types
 import warnings
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 from hookreg._errors import DuplicateHookWarning, HookSignatureError, HookTypeError, HookValueError
 from hookreg._patterns import parse_tool_pattern, tool_matcher
@@ -20,21 +20,36 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Self
 
-    from hookreg._registry import RegistryCore
     from hookreg._surface import HookRegistry
 
 __all__ = [
     "LOCK",
     "Inclusion",
+    "Owner",
     "Registration",
     "as_point",
+    "async_path",
+    "detach",
     "filtered_out",
     "is_async",
+    "is_filtered",
     "label",
+    "matches",
     "name_of",
+    "order",
+    "owner",
     "predecessor",
+    "replace_handle",
     "validate",
 ]
+
+
+class Owner(Protocol):
+    """The registry a Registration or an Inclusion belongs to: hookreg._registry.RegistryCore."""
+
+    def _drop(self, reg: Registration) -> None: ...
+    def _exclude(self, inclusion: Inclusion) -> None: ...
+
 
 # One lock for every registry: an inclusion links two registries' plans, and
 # registration is rare enough that one lock costs nothing.
@@ -112,7 +127,7 @@ class Registration:
     _async_path: Callable[[Any], Any] | None  # what the async surface awaits: see _async_path_of
     _matcher: Callable[[Any], bool] | None
     _order: int
-    _registry: RegistryCore | None
+    _registry: Owner | None
 
     def __init__(self, **values: object) -> None:
         for key, value in values.items():
@@ -128,7 +143,7 @@ class Registration:
             registry = self._registry
             if registry is None:
                 return False
-            registry._drop(self)
+            registry._drop(self)  # noqa: SLF001 -- the owning registry removes what it owns
             return True
 
     def __enter__(self) -> Self:
@@ -154,8 +169,8 @@ class Inclusion:
 
     __slots__ = ("_order", "_parent", "priority", "registry")
 
-    def __init__(self, parent: RegistryCore, registry: HookRegistry, priority: int) -> None:
-        self._parent: RegistryCore | None = parent
+    def __init__(self, parent: Owner, registry: HookRegistry, priority: int) -> None:
+        self._parent: Owner | None = parent
         self._order = next(_ORDER)
         self.registry: HookRegistry = registry
         self.priority: int = priority
@@ -166,7 +181,7 @@ class Inclusion:
             parent = self._parent
             if parent is None:
                 return False
-            parent._exclude(self)
+            parent._exclude(self)  # noqa: SLF001 -- the owning registry removes what it owns
             return True
 
     def __enter__(self) -> Self:
@@ -290,7 +305,7 @@ def predecessor(hooks: list[Registration], fn: object, name: str | None, stackle
 
 
 def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each with its message
-    owner: RegistryCore,
+    owner: Owner,
     point: HookPoint,
     fn: object,
     name: str | None,
@@ -388,4 +403,48 @@ def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each w
 
 def filtered_out(reg: Registration, ctx: Any) -> bool:
     """Whether `reg`'s ``tools=`` patterns keep it from running on `ctx`."""
-    return reg._matcher is not None and not reg._matcher(ctx)
+    return not matches(reg, ctx)
+
+
+# --- what the registry core and dispatch read and change on a handle ------------
+# Registration and Inclusion keep these fields private (they are no part of the
+# public handle); these functions are the only way other modules reach them.
+
+
+def matches(reg: Registration, ctx: Any) -> bool:
+    """Whether `reg` runs on `ctx`: it has no ``tools=`` patterns, or they match."""
+    return reg._matcher is None or reg._matcher(ctx)  # noqa: SLF001 -- own classes
+
+
+def is_filtered(reg: Registration) -> bool:
+    """Whether `reg` has ``tools=`` patterns (so the inline loop cannot run it)."""
+    return reg._matcher is not None  # noqa: SLF001 -- own classes
+
+
+def async_path(reg: Registration) -> Callable[[Any], Any] | None:
+    """What the async surface awaits for `reg`: its callable when async, a dual-path hook's ``acall``, else ``None``."""
+    return reg._async_path  # noqa: SLF001 -- own classes
+
+
+def order(handle: Registration | Inclusion) -> int:
+    """When `handle` was made: equal priorities run in this order (a replacement keeps its predecessor's)."""
+    return handle._order  # noqa: SLF001 -- own classes
+
+
+def owner(reg: Registration) -> Owner | None:
+    """The registry `reg` belongs to, or ``None`` once it was removed, replaced or cleared."""
+    return reg._registry  # noqa: SLF001 -- own classes
+
+
+def replace_handle(old: Registration, new: Registration) -> None:
+    """Give `new` the place of `old`, which no longer belongs to its registry."""
+    object.__setattr__(new, "_order", old._order)  # noqa: SLF001 -- own classes
+    object.__setattr__(old, "_registry", None)
+
+
+def detach(handle: Registration | Inclusion) -> None:
+    """Mark `handle` as removed: removing it again does nothing."""
+    if isinstance(handle, Inclusion):
+        handle._parent = None  # noqa: SLF001 -- own classes
+    else:
+        object.__setattr__(handle, "_registry", None)

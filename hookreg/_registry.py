@@ -11,7 +11,19 @@ from hookreg._errors import HookTypeError, IncludeError
 from hookreg._log import debug_enabled, log
 from hookreg._plan import Plan, Runners, SlowRunner
 from hookreg._points import HookPoint, HookStyle
-from hookreg._registration import LOCK, Inclusion, Registration, as_point, label, predecessor, validate
+from hookreg._registration import (
+    LOCK,
+    Inclusion,
+    Registration,
+    as_point,
+    detach,
+    label,
+    order,
+    owner,
+    predecessor,
+    replace_handle,
+    validate,
+)
 
 if TYPE_CHECKING:
     from hookreg._surface import HookRegistry
@@ -64,8 +76,7 @@ class RegistryCore:
             hooks = self._own[point]
             old = predecessor(hooks, fn, name, stacklevel + 1)
             if old is not None:
-                object.__setattr__(reg, "_order", old._order)
-                object.__setattr__(old, "_registry", None)
+                replace_handle(old, reg)
                 hooks[hooks.index(old)] = reg
             else:
                 hooks.append(reg)
@@ -78,7 +89,7 @@ class RegistryCore:
 
     def _drop(self, reg: Registration) -> None:
         self._own[reg.point].remove(reg)
-        object.__setattr__(reg, "_registry", None)
+        detach(reg)
         self._changed(reg.point)
         if debug_enabled():
             log("debug", "hook_removed", point=reg.point.value, hook=reg.name)
@@ -165,12 +176,12 @@ class RegistryCore:
             if other is self:
                 msg = f"Cannot include {self!r} into itself: its hooks would run forever."
                 raise IncludeError(msg)
-            below = other._reachable()
+            below = other._reachable()  # noqa: SLF001 -- own class
             if self in below:
                 msg = f"Cannot include {other!r}: it already includes this registry, so the inclusion would be a cycle."
                 raise IncludeError(msg)
             for above in self._ancestors():
-                if above._reachable() & below:
+                if above._reachable() & below:  # noqa: SLF001 -- own class
                     msg = (
                         f"Cannot include {other!r}: a registry it reaches is already reachable from {above!r}, "
                         "so its hooks would run twice. Include it in one place only."
@@ -178,31 +189,31 @@ class RegistryCore:
                     raise IncludeError(msg)
             inclusion = Inclusion(self, other, priority)
             self._inclusions.append(inclusion)
-            other._parents.add(self)
+            other._parents.add(self)  # noqa: SLF001 -- own class
             for point in HookPoint:
-                if other._has[point]:
+                if other._has[point]:  # noqa: SLF001 -- own class
                     self._changed(point)
         return inclusion
 
     def _exclude(self, inclusion: Inclusion) -> None:
         self._inclusions.remove(inclusion)
-        inclusion._parent = None
+        detach(inclusion)
         other = inclusion.registry
-        other._parents.discard(self)
+        other._parents.discard(self)  # noqa: SLF001 -- own class
         for point in HookPoint:
-            if other._has[point]:
+            if other._has[point]:  # noqa: SLF001 -- own class
                 self._changed(point)
 
     def _reachable(self) -> set[RegistryCore]:
         found = {self}
         for inclusion in self._inclusions:
-            found |= inclusion.registry._reachable()
+            found |= inclusion.registry._reachable()  # noqa: SLF001 -- own class
         return found
 
     def _ancestors(self) -> set[RegistryCore]:
         found = {self}
         for parent in self._parents:
-            found |= parent._ancestors()
+            found |= parent._ancestors()  # noqa: SLF001 -- own class
         return found
 
     # --- compiling ------------------------------------------------------------
@@ -215,13 +226,13 @@ class RegistryCore:
         """Recompile `point` here and in every registry that includes this one."""
         self._compile(point)
         for parent in self._parents:
-            parent._changed(point)
+            parent._changed(point)  # noqa: SLF001 -- own class
 
     def _compile(self, point: HookPoint) -> None:
         items: list[tuple[int, int, tuple[Registration, ...]]] = [
-            (-reg.priority, reg._order, (reg,)) for reg in self._own[point]
+            (-reg.priority, order(reg), (reg,)) for reg in self._own[point]
         ]
-        items += [(-inc.priority, inc._order, inc.registry._runners[point].hooks) for inc in self._inclusions]
+        items += [(-inc.priority, order(inc), inc.registry._runners[point].hooks) for inc in self._inclusions]  # noqa: SLF001 -- own class
         items.sort(key=lambda item: item[:2])
         runners = Runners(point, tuple(itertools.chain.from_iterable(hooks for _, _, hooks in items)))
         style = point.style
@@ -274,26 +285,26 @@ def add_wrapper(registry: RegistryCore, wrapper: Wrapper) -> None:
     not stacked.
     """
     with LOCK:
-        wrappers = registry._wrappers
+        wrappers = registry._wrappers  # noqa: SLF001 -- own class
         wrappers[wrapper] = wrappers.get(wrapper, 0) + 1
         if wrappers[wrapper] == 1:
-            registry._compile_all()
+            registry._compile_all()  # noqa: SLF001 -- own class
 
 
 def remove_wrapper(registry: RegistryCore, wrapper: Wrapper) -> None:
     """Undo one `add_wrapper` of `wrapper` on `registry`; the last one puts the inline plans back."""
     with LOCK:
-        wrappers = registry._wrappers
+        wrappers = registry._wrappers  # noqa: SLF001 -- own class
         wrappers[wrapper] -= 1
         if not wrappers[wrapper]:
             del wrappers[wrapper]
-            registry._compile_all()
+            registry._compile_all()  # noqa: SLF001 -- own class
 
 
 def including(registry: RegistryCore) -> frozenset[RegistryCore]:
     """`registry` and every registry that includes it, directly or not: those whose dispatches run its hooks."""
     with LOCK:
-        return frozenset(registry._ancestors())
+        return frozenset(registry._ancestors())  # noqa: SLF001 -- own class
 
 
 def hook_rows(registry: RegistryCore) -> list[tuple[HookPoint, Registration, str | None]]:
@@ -303,13 +314,13 @@ def hook_rows(registry: RegistryCore) -> list[tuple[HookPoint, Registration, str
     inclusion that brings an included hook in (where it sits), or ``None`` for
     the registry's own hooks.
     """
-    placed = {
+    placed: dict[object, int] = {
         reachable: inclusion.priority
-        for inclusion in registry._inclusions
-        for reachable in inclusion.registry._reachable()
+        for inclusion in registry._inclusions  # noqa: SLF001 -- own class
+        for reachable in inclusion.registry._reachable()  # noqa: SLF001 -- own class
     }
     return [
-        (point, reg, None if reg._registry in (registry, None) else str(placed[reg._registry]))
-        for point, runners in registry._runners.items()
+        (point, reg, None if owner(reg) in (registry, None) else str(placed[owner(reg)]))
+        for point, runners in registry._runners.items()  # noqa: SLF001 -- own class
         for reg in runners.hooks
     ]

@@ -24,6 +24,7 @@ from hookreg._context import rebuilder
 from hookreg._errors import HookReturnError, HookTypeError, StopRun
 from hookreg._log import log
 from hookreg._points import HookPoint, HookStyle, PointSpec
+from hookreg._registration import filtered_out
 from hookreg._results import Decision, HookResult, InvalidToolCallAction, ReadOnlyDict, TurnAction
 
 if TYPE_CHECKING:
@@ -38,7 +39,6 @@ __all__ = [
     "Steps",
     "StopIterationError",
     "calls_hooks",
-    "filtered_out",
     "machinery",
     "mark_stop",
     "marked_by",
@@ -106,17 +106,17 @@ def mark_stop(stop: StopRun, hook: str, ctx: object, effective: object) -> None:
     stop.hook = hook
     stop.effective_args = cast("Mapping[str, object] | None", effective)
     enclosing = []
-    frame = sys._getframe(1)  # the only way to see the enclosing dispatches
+    frame = sys._getframe(1)  # noqa: SLF001 -- the one way to see the enclosing dispatches; the only way to see the enclosing dispatches
     while frame.f_back is not None:
         if frame.f_back.f_code in _CATCHERS and not any(frame.f_globals is mine for mine in _MACHINERY):
             enclosing.append(frame)
         frame = frame.f_back
-    stop._hookreg_mark = (ctx, tuple(enclosing))
+    stop._hookreg_mark = (ctx, tuple(enclosing))  # noqa: SLF001 -- dispatch's mark on a StopRun, a slot _errors.StopRun keeps for it
 
 
 def marked_by(stop: StopRun) -> object:
     """The context of the dispatch that last marked `stop`, or ``None``."""
-    return stop._hookreg_mark[0]
+    return stop._hookreg_mark[0]  # noqa: SLF001 -- dispatch's mark on a StopRun, a slot _errors.StopRun keeps for it
 
 
 def _nested(stop: StopRun, raised: BaseException) -> bool:
@@ -124,7 +124,7 @@ def _nested(stop: StopRun, raised: BaseException) -> bool:
     # The traceback starts at the frame that caught the hook's exception; the next entry is the hook's call.
     tb = raised.__traceback__
     call = tb.tb_next if tb is not None else None
-    return call is not None and any(frame is call.tb_frame for frame in stop._hookreg_mark[1])
+    return call is not None and any(frame is call.tb_frame for frame in stop._hookreg_mark[1])  # noqa: SLF001 -- dispatch's mark on a StopRun, a slot _errors.StopRun keeps for it
 
 
 _CATCHERS: set[CodeType] = set()
@@ -201,10 +201,6 @@ def _failure_decides(spec: PointSpec, reg: Registration, exc: BaseException, sta
     if point is HookPoint.STOP:  # the run stops rather than loops
         return HookResult(decision=Decision.ALLOW, message=why, decided_by=reg.name)
     return HookResult(decision=Decision.DENY, reason=f"{why}; the action was denied", decided_by=reg.name)
-
-
-def filtered_out(reg: Registration, ctx: Any) -> bool:
-    return reg._matcher is not None and not reg._matcher(ctx)
 
 
 # --- reading what a hook returned ---------------------------------------------

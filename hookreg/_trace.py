@@ -419,7 +419,7 @@ class _Recorder:
     def __init__(self, traces: tuple[Trace, ...], runners: Runners, ctx: object) -> None:
         self.runners = runners
         self.calls: list[HookCall] = []
-        self.slots = [(trace, trace._reserve()) for trace in traces]
+        self.slots = [(trace, trace._reserve()) for trace in traces]  # noqa: SLF001 -- own class
         # What the dispatch is about, read only from the point's own context class (a wrong one is refused anyway).
         about = ctx if ctx.__class__ is runners.spec.context else None
         self.tool_name: str | None = getattr(about, "tool_name", None)
@@ -461,14 +461,16 @@ class _Recorder:
             call_id=self.call_id,
         )
         for trace, slot in self.slots:
-            if trace._state is _RUNNING:  # a closed trace records nothing more
+            if trace._state is _RUNNING:  # noqa: SLF001 -- own class; a closed trace records nothing more
                 slot.append(record)
 
 
 def _watching(registry: RegistryCore) -> tuple[Trace, ...]:
     """The open traces that see a dispatch on `registry` here: those of this context, and every started one."""
     return tuple(
-        trace for trace in (*_OPEN.get(), *_started) if trace._state is _RUNNING and registry in trace._registries
+        trace
+        for trace in (*_OPEN.get(), *_started)
+        if trace._state is _RUNNING and registry in trace._registries  # noqa: SLF001 -- own class
     )
 
 

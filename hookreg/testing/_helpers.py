@@ -10,6 +10,7 @@ from hookreg import (
     FinishReason,
     HookPoint,
     HookRegistry,
+    HookTypeError,
     InvalidToolCallContext,
     Message,
     ModelSelectContext,
@@ -41,7 +42,6 @@ from hookreg import (
     TransformToolResultContext,
     UserPromptSubmitContext,
 )
-from hookreg._errors import HookTypeError
 from hookreg._plan import async_refusal
 from hookreg._points import POINTS
 from hookreg._registration import Registration, as_point, is_async, name_of
