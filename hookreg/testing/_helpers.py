@@ -4,43 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Final, Literal, TypeVar, overload
+from typing import Final, TypeVar
 
 from hookreg import (
     FinishReason,
     HookPoint,
     HookRegistry,
     HookTypeError,
-    InvalidToolCallContext,
     Message,
-    ModelSelectContext,
-    ModelTurnFinishedContext,
-    NotificationContext,
-    OnCompactionContext,
-    OnInteractionContext,
-    OnSessionEndContext,
-    OnSessionStartContext,
-    OnToolErrorContext,
-    PermissionDeniedContext,
-    PostToolCallContext,
-    PostToolCallFailureContext,
-    PostTurnContext,
-    PreCompactContext,
-    PreModelCallContext,
-    PreToolCallDecideContext,
-    PreTurnContext,
-    ReasoningDeltaContext,
     RequestPatch,
     RunOutcome,
-    SetupContext,
-    StopContext,
-    SubagentStartContext,
-    SubagentStopContext,
-    TextDeltaContext,
-    ToolCallDeltaContext,
     ToolErrorKind,
-    TransformToolResultContext,
-    UserPromptSubmitContext,
 )
 from hookreg._plan import async_refusal
 from hookreg._points import POINTS
@@ -102,68 +76,6 @@ _DEFAULTS: Final[dict[str, Callable[[], object]]] = {
 }
 
 
-@overload
-def make_context(point: Literal[HookPoint.SETUP], /, **fields: object) -> SetupContext: ...
-@overload
-def make_context(point: Literal[HookPoint.ON_SESSION_START], /, **fields: object) -> OnSessionStartContext: ...
-@overload
-def make_context(point: Literal[HookPoint.USER_PROMPT_SUBMIT], /, **fields: object) -> UserPromptSubmitContext: ...
-@overload
-def make_context(point: Literal[HookPoint.PRE_TURN], /, **fields: object) -> PreTurnContext: ...
-@overload
-def make_context(point: Literal[HookPoint.PRE_MODEL_CALL], /, **fields: object) -> PreModelCallContext: ...
-@overload
-def make_context(point: Literal[HookPoint.MODEL_SELECT], /, **fields: object) -> ModelSelectContext: ...
-@overload
-def make_context(point: Literal[HookPoint.TEXT_DELTA], /, **fields: object) -> TextDeltaContext: ...
-@overload
-def make_context(point: Literal[HookPoint.REASONING_DELTA], /, **fields: object) -> ReasoningDeltaContext: ...
-@overload
-def make_context(point: Literal[HookPoint.TOOL_CALL_DELTA], /, **fields: object) -> ToolCallDeltaContext: ...
-@overload
-def make_context(point: Literal[HookPoint.MODEL_TURN_FINISHED], /, **fields: object) -> ModelTurnFinishedContext: ...
-@overload
-def make_context(point: Literal[HookPoint.INVALID_TOOL_CALL], /, **fields: object) -> InvalidToolCallContext: ...
-@overload
-def make_context(point: Literal[HookPoint.TRANSFORM_TOOL_INPUT], /, **fields: object) -> PreToolCallDecideContext: ...
-@overload
-def make_context(point: Literal[HookPoint.PRE_TOOL_CALL_DECIDE], /, **fields: object) -> PreToolCallDecideContext: ...
-@overload
-def make_context(point: Literal[HookPoint.PERMISSION_DENIED], /, **fields: object) -> PermissionDeniedContext: ...
-@overload
-def make_context(
-    point: Literal[HookPoint.POST_TOOL_CALL_FAILURE], /, **fields: object
-) -> PostToolCallFailureContext: ...
-@overload
-def make_context(point: Literal[HookPoint.ON_TOOL_ERROR], /, **fields: object) -> OnToolErrorContext: ...
-@overload
-def make_context(
-    point: Literal[HookPoint.TRANSFORM_TOOL_RESULT], /, **fields: object
-) -> TransformToolResultContext: ...
-@overload
-def make_context(point: Literal[HookPoint.POST_TOOL_CALL], /, **fields: object) -> PostToolCallContext: ...
-@overload
-def make_context(point: Literal[HookPoint.POST_TURN], /, **fields: object) -> PostTurnContext: ...
-@overload
-def make_context(point: Literal[HookPoint.PRE_COMPACT], /, **fields: object) -> PreCompactContext: ...
-@overload
-def make_context(point: Literal[HookPoint.ON_COMPACTION], /, **fields: object) -> OnCompactionContext: ...
-@overload
-def make_context(point: Literal[HookPoint.ON_INTERACTION], /, **fields: object) -> OnInteractionContext: ...
-@overload
-def make_context(point: Literal[HookPoint.SUBAGENT_START], /, **fields: object) -> SubagentStartContext: ...
-@overload
-def make_context(point: Literal[HookPoint.SUBAGENT_STOP], /, **fields: object) -> SubagentStopContext: ...
-@overload
-def make_context(point: Literal[HookPoint.NOTIFICATION], /, **fields: object) -> NotificationContext: ...
-@overload
-def make_context(point: Literal[HookPoint.STOP], /, **fields: object) -> StopContext: ...
-@overload
-def make_context(point: Literal[HookPoint.ON_SESSION_END], /, **fields: object) -> OnSessionEndContext: ...
-
-
-@overload
-def make_context(point: HookPoint | str, /, **fields: object) -> object: ...
 def make_context(point: HookPoint | str, /, **fields: object) -> object:
     """Build `point`'s context: every field you leave out gets a plain default.
 
