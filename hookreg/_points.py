@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import fields
-from typing import Any, Final, final
+from typing import Any, Final, Literal, final
 
 from hookreg._context import (
     InvalidToolCallContext,
@@ -131,6 +131,9 @@ class PointSpec:
         optional: Whether ``None`` is a valid return besides `returns`.
         passed: The return that passes (the inline loop goes on): ``None``, or a shared allow.
         all_passed: What a decide dispatch returns when every hook that ran passed.
+        on_failure: What a failing decider makes its dispatch do under ``on_error="deny"``, toward doing
+            less: ``"deny"``; ``"fail"`` (the invalid call); ``"allow"`` (the run stops rather than loops);
+            ``"stop"`` (a `StopRun`). ``None`` for the other styles.
         no_hook: What a decide dispatch returns when no hook ran.
         expected: The accepted return, as messages and the surface write it.
         gives: What its dispatch returns, as the surface writes it.
@@ -144,6 +147,7 @@ class PointSpec:
         "gives",
         "is_tool_scoped",
         "no_hook",
+        "on_failure",
         "optional",
         "passed",
         "point",
@@ -163,6 +167,7 @@ class PointSpec:
         passed: object = None,
         all_passed: object = _SAME,
         no_hook: object = _SAME,
+        on_failure: Literal["deny", "fail", "allow", "stop"] = "deny",
     ) -> None:
         self.point = point
         self.style = style
@@ -176,6 +181,7 @@ class PointSpec:
         self.passed = passed
         self.all_passed = passed if all_passed is _SAME else all_passed
         self.no_hook = self.all_passed if no_hook is _SAME else no_hook
+        self.on_failure = on_failure if style is HookStyle.DECIDE else None
         name = "None" if returns is None else _LABELS.get(returns, returns.__name__)
         self.expected = f"{name} | None" if self.optional else name
         self.gives = name
@@ -223,6 +229,7 @@ POINTS: Final[dict[HookPoint, PointSpec]] = {
             "TurnFinishedDecider",
             TurnAction,
             passed=_CONTINUE,
+            on_failure="stop",
         ),
         PointSpec(
             HookPoint.INVALID_TOOL_CALL,
@@ -231,6 +238,7 @@ POINTS: Final[dict[HookPoint, PointSpec]] = {
             "InvalidToolCallDecider",
             InvalidToolCallAction,
             all_passed=InvalidToolCallAction.fail(),
+            on_failure="fail",
         ),
         PointSpec(HookPoint.TRANSFORM_TOOL_INPUT, _T, PreToolCallDecideContext, "ToolInputTransformer", Mapping),
         PointSpec(
@@ -261,7 +269,7 @@ POINTS: Final[dict[HookPoint, PointSpec]] = {
         PointSpec(HookPoint.SUBAGENT_START, _O, SubagentStartContext, "SubagentStartObserver"),
         PointSpec(HookPoint.SUBAGENT_STOP, _O, SubagentStopContext, "SubagentStopObserver"),
         PointSpec(HookPoint.NOTIFICATION, _O, NotificationContext, "NotificationObserver"),
-        PointSpec(HookPoint.STOP, _D, StopContext, "StopDecider", HookResult, passed=_ALLOW),
+        PointSpec(HookPoint.STOP, _D, StopContext, "StopDecider", HookResult, passed=_ALLOW, on_failure="allow"),
         PointSpec(HookPoint.ON_SESSION_END, _O, OnSessionEndContext, "SessionEndObserver"),
     )
 }

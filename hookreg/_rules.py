@@ -191,14 +191,14 @@ class StopIterationError(RuntimeError):
 def _failure_decides(spec: PointSpec, reg: Registration, exc: BaseException, status: int, ctx: object) -> object:
     """The decision a failing decider makes under ``on_error="deny"``: toward doing less."""
     why = f"hook {reg.name!r} {'timed out' if status == TIMED_OUT else 'failed'}"
-    point = spec.point
-    if point is HookPoint.MODEL_TURN_FINISHED:
+    toward = spec.on_failure
+    if toward == "stop":
         stop = StopRun(why)
         mark_stop(stop, reg.name, ctx, None)
         raise stop from exc
-    if point is HookPoint.INVALID_TOOL_CALL:
+    if toward == "fail":
         return InvalidToolCallAction(kind="fail", reason=why, decided_by=reg.name)
-    if point is HookPoint.STOP:  # the run stops rather than loops
+    if toward == "allow":
         return HookResult(decision=Decision.ALLOW, message=why, decided_by=reg.name)
     return HookResult(decision=Decision.DENY, reason=f"{why}; the action was denied", decided_by=reg.name)
 

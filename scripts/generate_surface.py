@@ -124,8 +124,9 @@ class HookRegistry(RegistryCore):
 '''
 
 
-def options(member: str, policy: str) -> str:
-    tools = "        tools: str | Iterable[str] | None = None,\n" if member in TOOL_SCOPED else ""
+def options(member: str | None, policy: str) -> str:
+    """The keyword options; `tools=` at a tool-scoped point, and at any point (`None`, the catch-alls)."""
+    tools = "        tools: str | Iterable[str] | None = None,\n" if member is None or member in TOOL_SCOPED else ""
     return (
         "        name: str | None = None,\n"
         "        priority: int = 0,\n"
@@ -195,7 +196,7 @@ def register() -> str:
         /,
         *,
 {options(member, policy)}    ) -> Registration: ...""")
-    generic = options("PRE_TOOL_CALL_DECIDE", "str")
+    generic = options(None, "str")
     # The catch-alls take any point, so their hook must take any context: `object`, not `Any`, which
     # would let a hook for another point's context through at a literal point whose own overload refused it.
     for point_type in ("HookPoint", "str"):

@@ -99,14 +99,15 @@ def make_context(point: HookPoint | str, /, **fields: object) -> object:
             f"Cannot make a {context.__name__} for {hook_point}: it has no field(s) {unknown}. Its fields are {names}."
         )
         raise HookTypeError(msg, point=hook_point)
-    values = {name: fields[name] if name in fields else _default(hook_point, name) for name in names if name != "run"}
+    kinds = {f.name: f.type for f in dataclasses.fields(context)}
+    values = {name: fields[name] if name in fields else _default(name, kinds[name]) for name in names if name != "run"}
     if "run" in fields:
         values["run"] = fields["run"]
     return context(**values)
 
 
-def _default(point: HookPoint, name: str) -> object:
-    if name == "error" and point is HookPoint.INVALID_TOOL_CALL:
+def _default(name: str, kind: object) -> object:
+    if name == "error" and kind == "str":  # what went wrong, in words (invalid_tool_call), not an exception
         return "unknown tool"
     return _DEFAULTS[name]()
 
