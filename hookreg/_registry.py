@@ -28,7 +28,7 @@ from hookreg._registration import (
 if TYPE_CHECKING:
     from hookreg._surface import HookRegistry
 
-__all__ = ["RegistryCore", "Wrapper", "add_wrapper", "hook_rows", "including", "remove_wrapper"]
+__all__ = ["RegistryCore", "Wrapper", "add_wrapper", "hook_rows", "including", "reachable", "remove_wrapper"]
 
 Wrapper = Callable[["RegistryCore", Runners, SlowRunner], SlowRunner]
 """What fills the wrapper slot: given a registry, one point's compiled runners and the runner it wraps
@@ -305,6 +305,12 @@ def including(registry: RegistryCore) -> frozenset[RegistryCore]:
     """`registry` and every registry that includes it, directly or not: those whose dispatches run its hooks."""
     with LOCK:
         return frozenset(registry._ancestors())  # noqa: SLF001 -- own class
+
+
+def reachable(registry: RegistryCore) -> frozenset[RegistryCore]:
+    """`registry` and every registry it includes, directly or not: those whose hooks its dispatches run."""
+    with LOCK:
+        return frozenset(registry._reachable())  # noqa: SLF001 -- own class
 
 
 def hook_rows(registry: RegistryCore) -> list[tuple[HookPoint, Registration, str | None]]:

@@ -10,11 +10,16 @@ variable (the thread and the asyncio tasks started inside the block);
 that it spans notebook cells whatever the kernel does with context variables.
 A closed trace records nothing more, not even a dispatch that was running
 when it closed.
+
+A trace is one kind of `Watcher`: the slot tells every watcher of a registry
+when each dispatch begins, after each hook call, and when it ends
+(``hookreg.otel`` is the other kind, turning dispatches into spans).
 """
 
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, replace
@@ -25,7 +30,7 @@ from hookreg._errors import HookRegError, StopRun
 from hookreg._plan import Runners, acall_hook, adrive, call_hook, drive
 from hookreg._points import HookPoint, HookStyle
 from hookreg._registration import LOCK, Registration
-from hookreg._registry import add_wrapper, including, remove_wrapper
+from hookreg._registry import add_wrapper, including, reachable, remove_wrapper
 from hookreg._results import HookResult, InvalidToolCallAction, TurnAction
 from hookreg._rules import OK, RAISED
 
@@ -37,11 +42,12 @@ if TYPE_CHECKING:
     from hookreg._registry import RegistryCore
     from hookreg._rules import Outcome, Steps
 
-__all__ = ["DispatchRecord", "HookCall", "Trace", "TracedRunners"]
+__all__ = ["DispatchRecord", "HookCall", "Trace", "TracedRunners", "Watcher", "unwatch", "watch"]
 
 _OPEN: Final[ContextVar[tuple[Trace, ...]]] = ContextVar("hookreg_open_traces", default=())
-# Traces opened with start(): they see every dispatch on their registries, in any context. Replaced whole, under LOCK.
-_started: tuple[Trace, ...] = ()
+# Watchers that see every dispatch on their registries, in any context (started traces, instrumentations).
+# Replaced whole, under LOCK.
+_started: tuple[Watcher, ...] = ()
 _PASSES: Final = frozenset({"allow", "continue", "pass"})
 _HEADERS: Final = ("#", "point", "about", "hook", "outcome", "detail", "ms")
 _NEW, _RUNNING, _CLOSED = "not started", "open", "closed"
@@ -170,8 +176,81 @@ class DispatchRecord:
         )
 
 
+class Watcher(ABC):
+    """What the trace slot tells about each dispatch on the registries it watches.
+
+    `Trace` is one; ``hookreg.otel``'s instrumentation is another. Once
+    `watch` has started it, every dispatch that it sees leaves the inline loop
+    (registries nobody watches keep it, and pay nothing), and the slot calls,
+    in the thread or task making the dispatch:
+
+    1. ``token = begin(point, tool_name, call_id)`` before the first hook call;
+    2. ``call(token, hook_call)`` after each hook call (its ``decided`` is
+       always ``False`` here: only the record knows the decider);
+    3. ``end(token, record)`` once, when the dispatch returns or raises.
+
+    `end` follows every `begin`, also when the watcher stopped watching in
+    between, so a watcher holding something per dispatch (a span, a context
+    token) always releases it. A nested dispatch (made by a hook) begins and
+    ends between its enclosing dispatch's `begin` and `end`. The methods must
+    not raise: what one raises propagates from the dispatch.
+    """
+
+    __slots__ = ("_watched",)
+
+    def __init__(self) -> None:
+        self._watched: frozenset[RegistryCore] = frozenset()  # the registries whose dispatches it sees, while watching
+
+    @abstractmethod
+    def begin(self, point: HookPoint, tool_name: str | None, call_id: str | None) -> object:
+        """A dispatch of `point` starts, about `tool_name` and `call_id` where its context names them.
+
+        Returns:
+            The token handed back to `call` and `end` for this dispatch.
+        """
+
+    @abstractmethod
+    def call(self, token: object, call: HookCall) -> None:
+        """The dispatch of `token` made `call`."""
+
+    @abstractmethod
+    def end(self, token: object, record: DispatchRecord) -> None:
+        """The dispatch of `token` finished, as `record` says."""
+
+
+def watch(watcher: Watcher, registry: RegistryCore, *, included: bool = False, everywhere: bool = True) -> None:
+    """Start telling `watcher` about dispatches on `registry` and on the registries that include it now.
+
+    With ``included=True``, also on the registries `registry` includes now.
+    With ``everywhere=False`` it sees them only where it is open otherwise (a
+    trace's ``with`` block); else in every thread and task until `unwatch`.
+    Call it under no other watcher's `begin`; a watcher watches once.
+    """
+    global _started  # noqa: PLW0603 -- one tuple of started watchers, replaced whole under the lock
+    with LOCK:
+        reach = including(registry) | (reachable(registry) if included else frozenset())
+        for each in reach:
+            add_wrapper(each, _traced)
+        watcher._watched = frozenset(reach)  # noqa: SLF001 -- own class
+        if everywhere:
+            _started = (*_started, watcher)
+
+
+def unwatch(watcher: Watcher) -> None:
+    """Stop telling `watcher` about dispatches, including the ones that begin after this; does nothing twice.
+
+    A dispatch already begun still gets its `Watcher.end`.
+    """
+    global _started  # noqa: PLW0603 -- see watch()
+    with LOCK:
+        _started = tuple(each for each in _started if each is not watcher)
+        reach, watcher._watched = watcher._watched, frozenset()  # noqa: SLF001 -- own class
+        for each in reach:
+            remove_wrapper(each, _traced)
+
+
 @final
-class Trace:
+class Trace(Watcher):
     """The records of the dispatches made while it is open; from ``registry.trace()``.
 
     Use it as a context manager: it records every dispatch made on the
@@ -200,14 +279,14 @@ class Trace:
         <DispatchRecord pre_tool_call_decide bash (1): deny by gate; hooks: gate; ...>
     """
 
-    __slots__ = ("_filter", "_records", "_registries", "_registry", "_state", "_token")
+    __slots__ = ("_filter", "_records", "_registry", "_state", "_token")
 
     def __init__(self, registry: RegistryCore) -> None:
+        super().__init__()
         self._registry = registry
         # One slot per dispatch, reserved when it starts and filled when it ends, so records
         # keep the order dispatches started in; clear() swaps the list, orphaning pending slots.
         self._records: list[list[DispatchRecord]] = []
-        self._registries: frozenset[RegistryCore] = frozenset()
         self._token: Token[tuple[Trace, ...]] | None = None
         self._state = _NEW
         self._filter = ""  # what a copy from hooked() left out, for its repr
@@ -250,10 +329,7 @@ class Trace:
         Raises:
             HookRegError: The trace is open already, or was closed.
         """
-        global _started  # noqa: PLW0603 -- one tuple of started traces, replaced whole under the lock
-        with LOCK:
-            self._open("start")
-            _started = (*_started, self)
+        self._open("start", everywhere=True)
         return self
 
     def stop(self) -> None:
@@ -268,8 +344,7 @@ class Trace:
         self._close()
 
     def __enter__(self) -> Self:
-        with LOCK:
-            self._open("open")
+        self._open("open", everywhere=False)
         self._token = _OPEN.set((*_OPEN.get(), self))
         return self
 
@@ -278,25 +353,22 @@ class Trace:
     ) -> None:
         self._close()
 
-    def _open(self, doing: str) -> None:
-        if self._state is not _NEW:
-            why = "it is already open" if self._state is _RUNNING else "it was closed, and a closed trace stays closed"
-            msg = f"Cannot {doing} {self!r}: {why}. Call registry.trace() for another trace."
-            raise HookRegError(msg)
-        reach = including(self._registry)
-        for registry in reach:
-            add_wrapper(registry, _traced)
-        self._registries, self._state = reach, _RUNNING
+    def _open(self, doing: str, *, everywhere: bool) -> None:
+        with LOCK:
+            if self._state is not _NEW:
+                closed = "it was closed, and a closed trace stays closed"
+                why = "it is already open" if self._state is _RUNNING else closed
+                msg = f"Cannot {doing} {self!r}: {why}. Call registry.trace() for another trace."
+                raise HookRegError(msg)
+            watch(self, self._registry, everywhere=everywhere)
+            self._state = _RUNNING
 
     def _close(self) -> None:
-        global _started  # noqa: PLW0603 -- see start()
         with LOCK:
             if self._state is not _RUNNING:
                 return
-            self._state = _CLOSED  # from here on no dispatch files a record in it (see _Recorder.finish)
-            _started = tuple(trace for trace in _started if trace is not self)
-            for registry in self._registries:
-                remove_wrapper(registry, _traced)
+            self._state = _CLOSED  # from here on no dispatch files a record in it (see end())
+            unwatch(self)
         if self._token is not None:
             try:
                 _OPEN.reset(self._token)
@@ -304,10 +376,19 @@ class Trace:
                 _OPEN.set(tuple(trace for trace in _OPEN.get() if trace is not self))
             self._token = None
 
-    def _reserve(self) -> list[DispatchRecord]:
+    def begin(self, point: HookPoint, tool_name: str | None, call_id: str | None) -> object:
+        """Reserve the dispatch's place among the records: they keep the order dispatches started in."""
         slot: list[DispatchRecord] = []
         self._records.append(slot)
         return slot
+
+    def call(self, token: object, call: HookCall) -> None:
+        """Nothing: `end` files the record, which holds the calls."""
+
+    def end(self, token: object, record: DispatchRecord) -> None:
+        """File `record` in its place, unless the trace closed meanwhile (or was cleared: the place is orphaned)."""
+        if self._state is _RUNNING:
+            cast("list[DispatchRecord]", token).append(record)
 
     def __len__(self) -> int:
         return len(self.records)
@@ -412,30 +493,37 @@ def _decider(calls: list[HookCall], point: HookPoint, result: object) -> int | N
 
 
 class _Recorder:
-    """Collects one dispatch's calls and files the record in every trace that sees it."""
+    """Collects one dispatch's calls and tells every watcher that sees it."""
 
-    __slots__ = ("call_id", "calls", "runners", "slots", "start", "tool_name")
+    __slots__ = ("call_id", "calls", "runners", "start", "tokens", "tool_name")
 
-    def __init__(self, traces: tuple[Trace, ...], runners: Runners, ctx: object) -> None:
+    def __init__(self, watchers: tuple[Watcher, ...], runners: Runners, ctx: object) -> None:
         self.runners = runners
         self.calls: list[HookCall] = []
-        self.slots = [(trace, trace._reserve()) for trace in traces]  # noqa: SLF001 -- own class
         # What the dispatch is about, read only from the point's own context class (a wrong one is refused anyway).
         about = ctx if ctx.__class__ is runners.spec.context else None
         self.tool_name: str | None = getattr(about, "tool_name", None)
         self.call_id: str | None = getattr(about, "call_id", None)
+        point = runners.spec.point
+        self.tokens = [(watcher, watcher.begin(point, self.tool_name, self.call_id)) for watcher in watchers]
         self.start = time.perf_counter()
+
+    def _made(self, reg: Registration, outcome: Outcome, seconds: float) -> None:
+        call = _call(self.runners, reg, outcome, seconds)
+        self.calls.append(call)
+        for watcher, token in self.tokens:
+            watcher.call(token, call)
 
     def call(self, reg: Registration, ctx: object) -> Outcome:
         start = time.perf_counter()
         outcome = call_hook(reg, ctx)
-        self.calls.append(_call(self.runners, reg, outcome, time.perf_counter() - start))
+        self._made(reg, outcome, time.perf_counter() - start)
         return outcome
 
     async def acall(self, reg: Registration, ctx: object) -> Outcome:
         start = time.perf_counter()
         outcome = await acall_hook(reg, ctx)
-        self.calls.append(_call(self.runners, reg, outcome, time.perf_counter() - start))
+        self._made(reg, outcome, time.perf_counter() - start)
         return outcome
 
     def drive(self, steps: Steps) -> Any:
@@ -460,32 +548,27 @@ class _Recorder:
             tool_name=self.tool_name,
             call_id=self.call_id,
         )
-        for trace, slot in self.slots:
-            if trace._state is _RUNNING:  # noqa: SLF001 -- own class; a closed trace records nothing more
-                slot.append(record)
+        for watcher, token in reversed(self.tokens):  # the last begun ends first, as nested scopes do
+            watcher.end(token, record)
 
 
-def _watching(registry: RegistryCore) -> tuple[Trace, ...]:
-    """The open traces that see a dispatch on `registry` here: those of this context, and every started one."""
-    return tuple(
-        trace
-        for trace in (*_OPEN.get(), *_started)
-        if trace._state is _RUNNING and registry in trace._registries  # noqa: SLF001 -- own class
-    )
+def _watching(registry: RegistryCore) -> tuple[Watcher, ...]:
+    """The watchers that see a dispatch on `registry` here: the traces open in this context, and every started one."""
+    return tuple(watcher for watcher in (*_OPEN.get(), *_started) if registry in watcher._watched)  # noqa: SLF001 -- own class
 
 
 def _traced(registry: RegistryCore, runners: Runners, inner: SlowRunner) -> SlowRunner:
-    """The wrapper tracing puts in the registry's slot: a `TracedRunners` around `inner`."""
+    """The wrapper the trace slot puts in a watched registry's slot: a `TracedRunners` around `inner`."""
     return TracedRunners(registry, runners, inner)
 
 
 @final
 class TracedRunners:
-    """Takes every dispatch of a registry's point while a trace is open on it.
+    """Takes every dispatch of a registry's point while a watcher (a trace, an instrumentation) watches it.
 
-    A dispatch that no open trace in the current context watches runs exactly
-    as before, through `inner`. A watched one drives the point's rules with
-    dispatch's own drivers, each call timed and recorded.
+    A dispatch that no watcher sees in the current context runs exactly as
+    before, through `inner`. A watched one drives the point's rules with
+    dispatch's own drivers, telling every watcher about each call.
     """
 
     __slots__ = ("_inner", "_registry", "_runners", "arun")
@@ -497,12 +580,12 @@ class TracedRunners:
         self.arun: AsyncRunner | None = self._arun if inner.arun is not None else None
 
     def run(self, ctx: object) -> object:
-        """Dispatch synchronously, recording the calls for every trace watching."""
+        """Dispatch synchronously, telling every watcher that sees it."""
         runners = self._runners
-        traces = _watching(self._registry)
-        if not traces:
+        watchers = _watching(self._registry)
+        if not watchers:
             return self._inner.run(ctx)
-        recorder = _Recorder(traces, runners, ctx)
+        recorder = _Recorder(watchers, runners, ctx)
         try:
             if ctx.__class__ is not runners.spec.context or runners.async_hook is not None:
                 result = runners.run(ctx)  # raises the error for a wrong context or an async hook
@@ -516,10 +599,10 @@ class TracedRunners:
 
     async def _arun(self, ctx: object) -> object:
         runners = self._runners
-        traces = _watching(self._registry)
-        if not traces:
+        watchers = _watching(self._registry)
+        if not watchers:
             return await cast("AsyncRunner", self._inner.arun)(ctx)  # this method is used only when it has one
-        recorder = _Recorder(traces, runners, ctx)
+        recorder = _Recorder(watchers, runners, ctx)
         try:
             if ctx.__class__ is not runners.spec.context:
                 result = await cast("AsyncRunner", runners.arun)(ctx)  # raises the error for a wrong context
