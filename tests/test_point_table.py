@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from hookreg import HookPoint, HookStyle
+from hookreg import HookPoint, HookStyle, RequestPatch
 from hookreg._points import POINTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,3 +85,18 @@ def test_the_generator_names_no_point() -> None:
     source = (ROOT / "scripts" / "generate_surface.py").read_text()
     assert not [point.name for point in HookPoint if f'"{point.name}"' in source]
     assert not [spec.context.__name__ for spec in POINTS.values() if f'"{spec.context.__name__}"' in source]
+
+
+@pytest.mark.parametrize("point", list(HookPoint))
+def test_a_row_accepts_its_returns_and_refuses_others(point: HookPoint) -> None:
+    """A row accepts ``None`` where its point passes or keeps with it, its own return type, and nothing else."""
+    spec = POINTS[point]
+    assert spec.accepts(None) is (spec.optional or spec.style is HookStyle.OBSERVE)
+    assert not spec.accepts(1)
+    assert repr(spec) == f"<PointSpec {point.value}: {spec.style}, {spec.context.__name__}>"
+    if spec.returns is not None:
+        kind = dict if spec.returns.__name__ == "Mapping" else spec.returns
+        sample = kind() if kind in (dict, str) else spec.passed if spec.passed is not None else spec.all_passed
+        if kind is RequestPatch:
+            sample = RequestPatch()
+        assert spec.accepts(sample)
