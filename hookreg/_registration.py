@@ -34,7 +34,6 @@ __all__ = [
     "is_async",
     "is_filtered",
     "label",
-    "matches",
     "name_of",
     "order",
     "owner",
@@ -402,18 +401,14 @@ def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each w
 
 
 def filtered_out(reg: Registration, ctx: Any) -> bool:
-    """Whether `reg`'s ``tools=`` patterns keep it from running on `ctx`."""
-    return not matches(reg, ctx)
+    """Whether `reg`'s ``tools=`` patterns keep it from running on `ctx` (the rules ask before each call)."""
+    matcher = reg._matcher  # noqa: SLF001 -- own classes
+    return matcher is not None and not matcher(ctx)
 
 
 # --- what the registry core and dispatch read and change on a handle ------------
 # Registration and Inclusion keep these fields private (they are no part of the
 # public handle); these functions are the only way other modules reach them.
-
-
-def matches(reg: Registration, ctx: Any) -> bool:
-    """Whether `reg` runs on `ctx`: it has no ``tools=`` patterns, or they match."""
-    return reg._matcher is None or reg._matcher(ctx)  # noqa: SLF001 -- own classes
 
 
 def is_filtered(reg: Registration) -> bool:
