@@ -226,8 +226,6 @@ def _read_decision(spec: PointSpec, reg: Registration, value: Any) -> tuple[bool
 
 def _read_subject(spec: PointSpec, reg: Registration, so_far: Any, new: object) -> object:
     """Read a transform's non-None return into the new subject: plain, detached from the hook's object."""
-    if new.__class__ is str and spec.returns is str:  # the common case, before the general checks
-        return new
     if not spec.accepts(new):
         raise wrong_return(spec, reg, new)
     subject = spec.subject
@@ -286,6 +284,7 @@ def _transform_steps(spec: PointSpec, hooks: Sequence[Registration], ctx: Any, f
     subject = cast("str", spec.subject)
     value = getattr(ctx, subject)
     rebuild = rebuilder(ctx.__class__)
+    plain = str if spec.returns is str else None  # a return of this class is the new subject as it is
     current = ctx
     changed = stale = False  # stale: `current` does not hold `value` yet, built when a hook is to see it
     for reg in hooks:
@@ -299,6 +298,9 @@ def _transform_steps(spec: PointSpec, hooks: Sequence[Registration], ctx: Any, f
             status, new = yield reg, current
         if status == OK:
             if new is None:
+                continue
+            if type(new) is plain:  # the common case, without a call (type(): __class__ can lie)
+                value, changed, stale = new, True, True
                 continue
             try:
                 new = _read_subject(spec, reg, value, new)
