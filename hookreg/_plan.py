@@ -211,7 +211,7 @@ class Runners:
             surface awaits their ``acall`` while the sync surface calls them.
     """
 
-    __slots__ = ("_position", "arun", "async_hook", "hooks", "plan", "spec", "steps")
+    __slots__ = ("_filtered", "_position", "arun", "async_hook", "hooks", "plan", "spec", "steps")
 
     def __init__(self, point: HookPoint, hooks: tuple[Registration, ...]) -> None:
         spec = self.spec = POINTS[point]
@@ -222,7 +222,8 @@ class Runners:
         self._position = {id(fn): i for i, fn in enumerate(fns)}
         awaits = any(async_path(reg) is not None for reg in hooks)
         inline = not awaits and len(self._position) == len(fns)
-        inline = inline and not any(is_filtered(reg) for reg in hooks)
+        filtered = self._filtered = any(is_filtered(reg) for reg in hooks)
+        inline = inline and not filtered
         done = spec.all_passed if fns else spec.no_hook  # transforms return their subject instead
         self.plan = Plan(spec.context if inline else _Slow, fns, spec.passed, done, self)
         self.arun: AsyncRunner | None = None
@@ -231,7 +232,7 @@ class Runners:
             async def arun(ctx: object) -> object:
                 if ctx.__class__ is not spec.context:
                     raise wrong_context(point, ctx)
-                return await adrive(steps(spec, hooks, ctx, None))
+                return await adrive(steps(spec, hooks, ctx, None, filtered))
 
             self.arun = arun
 
@@ -242,11 +243,15 @@ class Runners:
             raise wrong_context(spec.point, ctx)
         if self.async_hook is not None:
             raise async_refusal(spec.point, self.async_hook, spec.style.amethod)
-        return drive(self.steps(spec, self.hooks, ctx, None))
+        return drive(self.start(ctx))
 
     def resume(self, ctx: object, fn: object, outcome: Outcome) -> object:
         """Take over from the inline loop at hook `fn`, whose call produced `outcome`."""
-        return drive(self.steps(self.spec, self.hooks[self._position[id(fn)] :], ctx, outcome))
+        return drive(self.steps(self.spec, self.hooks[self._position[id(fn)] :], ctx, outcome, self._filtered))
+
+    def start(self, ctx: object) -> Steps:
+        """The rules of a whole dispatch of `ctx`, for a driver to run (`drive`, `adrive`, or tracing's)."""
+        return self.steps(self.spec, self.hooks, ctx, None, self._filtered)
 
 
 def async_refusal(point: HookPoint, reg: Registration, method: str) -> AsyncHookError:

@@ -37,6 +37,7 @@ __all__ = [
     "TIMED_OUT",
     "Outcome",
     "Steps",
+    "StepsOf",
     "StopIterationError",
     "calls_hooks",
     "machinery",
@@ -245,13 +246,15 @@ def _read_subject(spec: PointSpec, reg: Registration, so_far: Any, new: object) 
 # --- step generators: the rules of each style --------------------------------
 
 
-def _decide_steps(spec: PointSpec, hooks: Sequence[Registration], ctx: Any, first: Outcome | None) -> Steps:
+def _decide_steps(
+    spec: PointSpec, hooks: Sequence[Registration], ctx: Any, first: Outcome | None, filtered: bool
+) -> Steps:
     ran = False
     last_allow: object = None
     for reg in hooks:
         if first is not None:
             (status, value), first = first, None
-        elif filtered_out(reg, ctx):
+        elif filtered and filtered_out(reg, ctx):
             continue
         else:
             status, value = yield reg, ctx
@@ -280,7 +283,9 @@ def _decide_steps(spec: PointSpec, hooks: Sequence[Registration], ctx: Any, firs
     return spec.all_passed if ran else spec.no_hook
 
 
-def _transform_steps(spec: PointSpec, hooks: Sequence[Registration], ctx: Any, first: Outcome | None) -> Steps:
+def _transform_steps(
+    spec: PointSpec, hooks: Sequence[Registration], ctx: Any, first: Outcome | None, filtered: bool
+) -> Steps:
     subject = cast("str", spec.subject)
     value = getattr(ctx, subject)
     rebuild = rebuilder(ctx.__class__)
@@ -293,7 +298,7 @@ def _transform_steps(spec: PointSpec, hooks: Sequence[Registration], ctx: Any, f
         else:
             if stale:
                 current, stale = rebuild(ctx, value), False
-            if filtered_out(reg, current):  # an argument pattern tests the args this hook would see
+            if filtered and filtered_out(reg, current):  # an argument pattern tests the args this hook would see
                 continue
             status, new = yield reg, current
         if status == OK:
@@ -314,11 +319,13 @@ def _transform_steps(spec: PointSpec, hooks: Sequence[Registration], ctx: Any, f
     return value
 
 
-def _observe_steps(spec: PointSpec, hooks: Sequence[Registration], ctx: Any, first: Outcome | None) -> Steps:
+def _observe_steps(
+    spec: PointSpec, hooks: Sequence[Registration], ctx: Any, first: Outcome | None, filtered: bool
+) -> Steps:
     for reg in hooks:
         if first is not None:
             (status, error), first = first, None
-        elif filtered_out(reg, ctx):
+        elif filtered and filtered_out(reg, ctx):
             continue
         else:
             status, error = yield reg, ctx
@@ -334,7 +341,11 @@ def _observe_steps(spec: PointSpec, hooks: Sequence[Registration], ctx: Any, fir
         _fail(spec, reg, error, status)
 
 
-STEPS: Final[dict[HookStyle, Callable[[PointSpec, Sequence[Registration], Any, Outcome | None], Steps]]] = {
+StepsOf = Callable[[PointSpec, Sequence["Registration"], Any, "Outcome | None", bool], Steps]
+"""A style's step generator: ``(spec, hooks, ctx, first, filtered)``; `first` is the outcome of the first hook's call
+made already (by the inline loop), `filtered` whether any hook has ``tools=`` patterns to test."""
+
+STEPS: Final[dict[HookStyle, StepsOf]] = {
     HookStyle.DECIDE: _decide_steps,
     HookStyle.TRANSFORM: _transform_steps,
     HookStyle.OBSERVE: _observe_steps,

@@ -590,7 +590,7 @@ class TracedRunners:
             if ctx.__class__ is not runners.spec.context or runners.async_hook is not None:
                 result = runners.run(ctx)  # raises the error for a wrong context or an async hook
             else:
-                result = recorder.drive(runners.steps(runners.spec, runners.hooks, ctx, None))
+                result = recorder.drive(runners.start(ctx))
         except BaseException as exc:
             recorder.finish(None, exc)
             raise
@@ -607,7 +607,7 @@ class TracedRunners:
             if ctx.__class__ is not runners.spec.context:
                 result = await cast("AsyncRunner", runners.arun)(ctx)  # raises the error for a wrong context
             else:
-                result = await recorder.adrive(runners.steps(runners.spec, runners.hooks, ctx, None))
+                result = await recorder.adrive(runners.start(ctx))
         except BaseException as exc:
             recorder.finish(None, exc)
             raise
