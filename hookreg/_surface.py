@@ -1365,7 +1365,8 @@ class HookRegistry(RegistryCore):
         def decide(self, point: Literal[HookPoint.ON_INTERACTION], ctx: OnInteractionContext, /) -> HookResult: ...
         @overload
         def decide(self, point: Literal[HookPoint.STOP], ctx: StopContext, /) -> HookResult: ...
-        def decide(self, point: HookPoint, ctx: object, /) -> Any: ...
+        def decide(self, point: HookPoint, ctx: object, /) -> Any:
+            """Run the gates of `point` in order; return the first result that is not a pass."""
     else:
         decide = _dispatch.decide
 
@@ -1395,7 +1396,11 @@ class HookRegistry(RegistryCore):
         ) -> HookResult: ...
         @overload
         async def adecide(self, point: Literal[HookPoint.STOP], ctx: StopContext, /) -> HookResult: ...
-        async def adecide(self, point: HookPoint, ctx: object, /) -> Any: ...
+        async def adecide(self, point: HookPoint, ctx: object, /) -> Any:
+            """Run the gates of `point` in order; return the first result that is not a pass.
+
+            Async hooks are awaited, with their timeouts; sync hooks are called inline.
+            """
     else:
         adecide = _dispatch.adecide
 
@@ -1415,7 +1420,8 @@ class HookRegistry(RegistryCore):
         def transform(
             self, point: Literal[HookPoint.TRANSFORM_TOOL_RESULT], ctx: TransformToolResultContext, /
         ) -> str: ...
-        def transform(self, point: HookPoint, ctx: object, /) -> Any: ...
+        def transform(self, point: HookPoint, ctx: object, /) -> Any:
+            """Chain the transforms of `point`; return the final subject (the original object when unchanged)."""
     else:
         transform = _dispatch.transform
 
@@ -1437,7 +1443,11 @@ class HookRegistry(RegistryCore):
         async def atransform(
             self, point: Literal[HookPoint.TRANSFORM_TOOL_RESULT], ctx: TransformToolResultContext, /
         ) -> str: ...
-        async def atransform(self, point: HookPoint, ctx: object, /) -> Any: ...
+        async def atransform(self, point: HookPoint, ctx: object, /) -> Any:
+            """Chain the transforms of `point`; return the final subject (the original object when unchanged).
+
+            Async hooks are awaited, with their timeouts; sync hooks are called inline.
+            """
     else:
         atransform = _dispatch.atransform
 
@@ -1475,7 +1485,8 @@ class HookRegistry(RegistryCore):
         def notify(self, point: Literal[HookPoint.NOTIFICATION], ctx: NotificationContext, /) -> None: ...
         @overload
         def notify(self, point: Literal[HookPoint.ON_SESSION_END], ctx: OnSessionEndContext, /) -> None: ...
-        def notify(self, point: HookPoint, ctx: object, /) -> Any: ...
+        def notify(self, point: HookPoint, ctx: object, /) -> Any:
+            """Call every observer of `point`, in order."""
     else:
         notify = _dispatch.notify
 
@@ -1515,19 +1526,31 @@ class HookRegistry(RegistryCore):
         async def anotify(self, point: Literal[HookPoint.NOTIFICATION], ctx: NotificationContext, /) -> None: ...
         @overload
         async def anotify(self, point: Literal[HookPoint.ON_SESSION_END], ctx: OnSessionEndContext, /) -> None: ...
-        async def anotify(self, point: HookPoint, ctx: object, /) -> Any: ...
+        async def anotify(self, point: HookPoint, ctx: object, /) -> Any:
+            """Call every observer of `point`, in order.
+
+            Async hooks are awaited, with their timeouts; sync hooks are called inline.
+            """
     else:
         anotify = _dispatch.anotify
 
     if TYPE_CHECKING:
 
-        def resolve_tool_call(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution: ...
+        def resolve_tool_call(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
+            """Rewrite a tool call's arguments, then gate the rewritten call.
+
+            Runs ``transform_tool_input``, then ``pre_tool_call_decide`` on the
+            transformed arguments (gates judge what will execute), then on a deny
+            (not an ask) ``permission_denied``. A `StopRun` raised after a rewrite
+            carries the rewritten arguments in ``effective_args``.
+            """
     else:
         resolve_tool_call = _dispatch.resolve_tool_call
 
     if TYPE_CHECKING:
 
-        async def aresolve_tool_call(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution: ...
+        async def aresolve_tool_call(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
+            """The async twin of `resolve_tool_call`: awaits async hooks, calls sync ones inline."""
     else:
         aresolve_tool_call = _dispatch.aresolve_tool_call
 

@@ -10,6 +10,7 @@ tests/test_surface.py fails when the committed file differs from this output.
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -263,8 +264,19 @@ def dispatch(style: str, *, is_async: bool) -> str:
     {prefix} {method}(self, point: Literal[HookPoint.{member}], ctx: {ctx}, /) -> {gives}: ...""")
     prefix = "async def" if is_async else "def"
     out.append(f"""
-    {prefix} {method}(self, point: HookPoint, ctx: object, /) -> Any: ...""")
+    {prefix} {method}(self, point: HookPoint, ctx: object, /) -> Any:
+{docstring(method)}""")
     return bound(method, "".join(out))
+
+
+def docstring(method: str) -> str:
+    """The docstring of the hand-written `method` in hookreg/_dispatch.py, for readers of the declaration."""
+    from hookreg import _dispatch  # noqa: PLC0415 -- the checkout's hookreg, on sys.path above
+
+    text = inspect.getdoc(getattr(_dispatch, method)) or ""
+    lines = text.splitlines()
+    body = "".join(f"\n        {line}" if line else "\n" for line in lines[1:])
+    return f'        """{lines[0]}{body}\n        """' if len(lines) > 1 else f'        """{text}"""'
 
 
 def bound(method: str, declarations: str) -> str:
@@ -282,7 +294,8 @@ def resolution() -> str:
             bound(
                 method,
                 f"""
-    {prefix} {method}(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution: ...""",
+    {prefix} {method}(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
+{docstring(method)}""",
             )
         )
     return "".join(out)
