@@ -42,6 +42,10 @@ from hookreg._registration import Registration
 from hookreg._registry import RegistryCore
 from hookreg._results import HookResult, InvalidToolCallAction, RequestPatch, ToolCallResolution, TurnAction
 
+if TYPE_CHECKING:
+    from hookreg._trace import Trace
+    from hookreg.policy import Policy, Rule
+
 __all__ = [
     "CompactionObserver",
     "DeciderOnError",
@@ -1554,7 +1558,55 @@ class HookRegistry(RegistryCore):
     else:
         aresolve_tool_call = _dispatch.aresolve_tool_call
 
-    trace = _dispatch.trace
-    describe = _dispatch.describe
-    use_policy = _dispatch.use_policy
-    _repr_html_ = _dispatch.repr_html
+    if TYPE_CHECKING:
+
+        def trace(self) -> Trace:
+            """Record what the dispatches made inside ``with registry.trace() as trace:`` call and decide.
+
+            Records the dispatches made on this registry, or on a registry that
+            includes it when the trace opens, by the current thread and the asyncio
+            tasks started inside the block. ``str(trace)`` is a table; notebooks show
+            one in HTML. Costs nothing while no trace is open.
+            """
+    else:
+        trace = _dispatch.trace
+
+    if TYPE_CHECKING:
+
+        def describe(self) -> str:
+            """A plain-text table of points to hooks in dispatch order: name, priority, tools, kind, on_error.
+
+            The text twin of the table a notebook shows; included registries are flattened.
+            """
+    else:
+        describe = _dispatch.describe
+
+    if TYPE_CHECKING:
+
+        def use_policy(
+            self,
+            *rules: Rule | Policy,
+            default: Literal["allow", "ask", "deny"] | None = None,
+            name: str = "policy",
+            priority: int = 0,
+        ) -> Registration:
+            """Compile tool rules (``hookreg.policy.allow/deny/ask``) into one ``pre_tool_call_decide`` gate.
+
+            A rule naming an exact tool beats a glob; at one level deny beats ask
+            beats allow; among equals the first rule wins. A tool no rule matches
+            gets `default` (``"allow"`` when omitted). Instead of rules, pass one
+            built `Policy` (such as ``hookreg.policy.from_claude_permissions(...)``),
+            which keeps its own default. Using a policy under the same `name` again
+            replaces it.
+
+            Returns:
+                The gate's Registration.
+            """
+    else:
+        use_policy = _dispatch.use_policy
+
+    if TYPE_CHECKING:
+
+        def _repr_html_(self) -> str: ...
+    else:
+        _repr_html_ = _dispatch.repr_html

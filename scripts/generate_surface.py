@@ -56,6 +56,10 @@ from hookreg._registration import Registration
 from hookreg._registry import RegistryCore
 from hookreg._results import HookResult, InvalidToolCallAction, RequestPatch, ToolCallResolution, TurnAction
 
+if TYPE_CHECKING:
+    from hookreg._trace import Trace
+    from hookreg.policy import Policy, Rule
+
 __all__ = [
 {exported}
 ]
@@ -94,16 +98,39 @@ def generate() -> str:
         out.append(dispatch(style, is_async=False))
         out.append(dispatch(style, is_async=True))
     out.append(resolution())
-    out.append(BOUND)
+    out.append(others())
     return "".join(out)
 
 
-BOUND = """
-    trace = _dispatch.trace
-    describe = _dispatch.describe
-    use_policy = _dispatch.use_policy
-    _repr_html_ = _dispatch.repr_html
-"""
+def others() -> str:
+    """The other hand-written methods, declared with their own signatures and docstrings."""
+    out = []
+    for method, function in (("trace", "trace"), ("describe", "describe"), ("use_policy", "use_policy")):
+        out.append(bound(method, f"\n    def {method}{signature(function)}:\n{docstring(function)}", function))
+    out.append(bound("_repr_html_", "\n    def _repr_html_(self) -> str: ...", "repr_html"))
+    return "".join(out)
+
+
+class _Shown:
+    """An annotation written as its source text (hookreg/_dispatch.py's annotations are strings)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def signature(function: str) -> str:
+    """The signature of the hand-written `function`, as source, with `self` unannotated."""
+    from hookreg import _dispatch  # noqa: PLC0415 -- the checkout's hookreg, on sys.path above
+
+    sig = inspect.signature(getattr(_dispatch, function))
+    params = [
+        p.replace(annotation=inspect.Parameter.empty if p.name == "self" else _Shown(p.annotation))
+        for p in sig.parameters.values()
+    ]
+    return str(sig.replace(parameters=params, return_annotation=_Shown(sig.return_annotation)))
 
 
 CLASS_HEAD = '''
@@ -279,10 +306,10 @@ def docstring(method: str) -> str:
     return f'        """{lines[0]}{body}\n        """' if len(lines) > 1 else f'        """{text}"""'
 
 
-def bound(method: str, declarations: str) -> str:
+def bound(method: str, declarations: str, function: str | None = None) -> str:
     """Declare `method` for type checkers; at run time, bind the hand-written function of hookreg/_dispatch.py."""
     indented = "".join(f"    {line}" if line.strip() else line for line in declarations.splitlines(keepends=True))
-    return f"\n    if TYPE_CHECKING:{indented}\n    else:\n        {method} = _dispatch.{method}\n"
+    return f"\n    if TYPE_CHECKING:{indented}\n    else:\n        {method} = _dispatch.{function or method}\n"
 
 
 def resolution() -> str:
