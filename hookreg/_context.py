@@ -103,25 +103,13 @@ def _transformed(subject: str) -> Callable[[type[_C]], type[_C]]:
 
     The class gets `_subject`, an alias of that field's slot: the inline loop
     returns the unchanged subject with one specialized attribute read, where
-    ``getattr(ctx, name)`` would cost a builtin call. And `rebuilder` gives the
+    ``getattr(ctx, name)`` would cost a builtin call. `rebuilder` gives the
     constructor a transform chain uses for each step.
     """
 
     def declare(cls: type[_C]) -> type[_C]:
-        slots = vars(cls)
-        cls._subject = slots[subject]  # type: ignore[attr-defined]  # declared here, read by the inline loop
+        cls._subject = vars(cls)[subject]  # type: ignore[attr-defined]  # declared here, read by the inline loop
         _SUBJECTS[cls] = subject
-        # A step's context is a copy of the one before with a new subject, which dispatch has
-        # already read into a plain, detached value: the other fields were checked and frozen
-        # when the first context was built, so the copy skips __init__ and its checks.
-        fields_ = cast("tuple[str, ...]", cls.__slots__)  # type: ignore[attr-defined]  # slots=True dataclass
-        namespace: dict[str, object] = {"new": object.__new__, "cls": cls}
-        namespace.update({f"set_{name}": slots[name].__set__ for name in fields_})
-        lines = [f"    set_{name}(out, ctx.{name})\n" for name in fields_ if name != subject]
-        body = f"{''.join(lines)}    set_{subject}(out, value)\n    return out\n"
-        source = f"def rebuild(ctx, value):\n    out = new(cls)\n{body}"
-        exec(source, namespace)
-        _REBUILDERS[cls] = cast("Callable[[Any, Any], Any]", namespace["rebuild"])
         return cls
 
     return declare
@@ -133,8 +121,28 @@ def subject_of(context: type) -> str | None:
 
 
 def rebuilder(context: type[_C]) -> Callable[[_C, object], _C]:
-    """The constructor of a transform step: a copy of a `context` holding a new subject, which the caller has read."""
-    return _REBUILDERS[context]
+    """The constructor of a transform step: a copy of a `context` holding a new subject, which the caller has read.
+
+    A step's context is a copy of the one before with a new subject, which
+    dispatch has already read into a plain, detached value: the other fields
+    were checked and frozen when the caller built the first context, so the
+    copy skips ``__init__`` and its checks. Compiled on first use (not at
+    import), one per transform context class.
+    """
+    try:
+        return _REBUILDERS[context]
+    except KeyError:
+        pass
+    subject = _SUBJECTS[context]
+    slots = vars(context)
+    fields_ = cast("tuple[str, ...]", context.__slots__)  # type: ignore[attr-defined]  # slots=True dataclass
+    namespace: dict[str, object] = {"new": object.__new__, "cls": context}
+    namespace.update({f"set_{name}": slots[name].__set__ for name in fields_})
+    lines = [f"    set_{name}(out, ctx.{name})\n" for name in fields_ if name != subject]
+    body = f"{''.join(lines)}    set_{subject}(out, value)\n    return out\n"
+    exec(f"def rebuild(ctx, value):\n    out = new(cls)\n{body}", namespace)  # source made of the field names
+    rebuild = _REBUILDERS[context] = cast("Callable[[Any, Any], Any]", namespace["rebuild"])
+    return rebuild
 
 
 @final
