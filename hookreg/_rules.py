@@ -350,3 +350,6 @@ STEPS: Final[dict[HookStyle, StepsOf]] = {
     HookStyle.TRANSFORM: _transform_steps,
     HookStyle.OBSERVE: _observe_steps,
 }
+
+
+machinery(globals())
