@@ -341,6 +341,80 @@ def run_rounds(cases: list[Case], rounds: int, target: float) -> None:
         loop.close()
 
 
+# --- OpenTelemetry: the cost per dispatch while instrumented (hookreg[otel]) ---------
+
+OTEL_COUNTS = (0, 1, 5)
+OTEL_CONTENDERS = ("limit", "hookreg", "otel no-op", "otel SDK")
+
+
+def otel_cases() -> list[Case]:
+    """Decide dispatches on an uninstrumented registry next to instrumented ones (empty when otel is missing).
+
+    "otel no-op" instruments with the API's no-op provider (spans are built and
+    dropped); "otel SDK" with the SDK's provider exporting every span, as it
+    ends, to memory (cleared every 10,000 spans so memory stays flat).
+    """
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        from opentelemetry.trace import NoOpTracerProvider
+
+        import hookreg.otel
+    except ImportError:  # optional: the otel extra and the SDK (dev)
+        return []
+
+    class BoundedExporter(InMemorySpanExporter):
+        count = 0
+
+        def export(self, spans: Any) -> Any:
+            self.count += len(spans)
+            if self.count >= 10_000:
+                self.clear()
+                self.count = 0
+            return super().export(spans)
+
+    sdk = TracerProvider()
+    sdk.add_span_processor(SimpleSpanProcessor(BoundedExporter()))
+    ctx = PreToolCallDecideContext(tool_name="bash", args={"command": "ls"}, call_id="c1")
+    cases = [Case(("loop",), "pass", {}), Case(("aloop",), "pass", {}, is_async=True)]
+    for count in OTEL_COUNTS:
+        fns = copies(_gate, count)
+        cases.append(Case(("otel", str(count), "limit"), "f(ctx)", {"f": limit_decide(fns), "ctx": ctx}))
+        for name, provider in (("hookreg", None), ("otel no-op", NoOpTracerProvider()), ("otel SDK", sdk)):
+            registry = HookRegistry()
+            for fn in fns:
+                registry.register(DECIDE, fn)
+            if provider is not None:
+                KEEP_ALIVE.append(hookreg.otel.instrument(registry, tracer_provider=provider))
+            names = {"registry": registry, "point": DECIDE, "ctx": ctx}
+            cases.append(Case(("otel", str(count), name), "registry.decide(point, ctx)", names))
+    return cases
+
+
+def otel_table(rounds: int, target: float) -> list[str]:
+    """Measure `otel_cases` in their own interleaved rounds: ns per decide, and what instrumenting adds."""
+    cases = otel_cases()
+    if not cases:
+        return ["OpenTelemetry: not installed (`pip install 'hookreg[otel]' opentelemetry-sdk`), not measured."]
+    run_rounds(cases, rounds, target)
+    ns = per_dispatch_ns(cases)
+    lines = [
+        "ns per `registry.decide` while instrumented with `hookreg.otel` (ratio to the limit; + what it adds):",
+        "",
+        "| hooks | " + " | ".join(OTEL_CONTENDERS) + " |",
+        "|--:|" + "--:|" * len(OTEL_CONTENDERS),
+    ]
+    for count in OTEL_COUNTS:
+        limit, plain = ns[("otel", str(count), "limit")], ns[("otel", str(count), "hookreg")]
+        cells = [f"{limit:,.0f}", cell(plain, limit)]
+        for name in OTEL_CONTENDERS[2:]:
+            measured = ns[("otel", str(count), name)]
+            cells.append(f"{cell(measured, limit)} +{(measured - plain) / 1000:,.1f} µs")
+        lines.append(f"| {count} | " + " | ".join(cells) + " |")
+    return lines
+
+
 # --- registration, memory, import ----------------------------------------------------
 
 
@@ -674,6 +748,7 @@ def main() -> None:
     memory = memory_per_thousand()
     imports = import_times(3 if args.quick else 15)
     structlog_loaded = structlog_imported()
+    instrumented = otel_table(rounds, target)
     elapsed = time.perf_counter() - started
 
     has = ns[("has_hooks", "hookreg")]
@@ -703,6 +778,8 @@ def main() -> None:
         "Targets (DESIGN §9):",
         "",
         *targets(ns, imports),
+        "",
+        *instrumented,
     ]
     print("\n".join(report))
     print(f"\n({rounds} rounds, {elapsed:.1f} s)")

@@ -224,10 +224,15 @@ def watch(watcher: Watcher, registry: RegistryCore, *, included: bool = False, e
     With ``included=True``, also on the registries `registry` includes now.
     With ``everywhere=False`` it sees them only where it is open otherwise (a
     trace's ``with`` block); else in every thread and task until `unwatch`.
-    Call it under no other watcher's `begin`; a watcher watches once.
+
+    Raises:
+        HookRegError: `watcher` is watching already (`unwatch` it first).
     """
     global _started  # noqa: PLW0603 -- one tuple of started watchers, replaced whole under the lock
     with LOCK:
+        if watcher._watched:  # noqa: SLF001 -- own class
+            msg = f"Cannot watch {registry!r} with {watcher!r}: it is watching already. Call unwatch() on it first."
+            raise HookRegError(msg)
         reach = including(registry) | (reachable(registry) if included else frozenset())
         for each in reach:
             add_wrapper(each, _traced)

@@ -202,20 +202,18 @@ class Instrumentation(Watcher):
 def _describe(span: otel_trace.Span, record: DispatchRecord) -> None:
     """Set `record`'s attributes and status on `span`: names and outcome words only."""
     error, result, style = record.error, record.result, record.point.style
-    span.set_attribute("hookreg.hooks", record.hooks)
-    if isinstance(error, StopRun):
-        if isinstance(error.hook, str):
-            span.set_attribute("hookreg.stopped_by", error.hook)
-        if isinstance(error.reason, str):  # what run_stopped logs
-            span.set_attribute("hookreg.reason", error.reason)
+    attributes: dict[str, AttributeValue] = {"hookreg.hooks": record.hooks}
+    if isinstance(error, StopRun):  # what run_stopped logs; a StopRun's fields are not checked, so only text
+        stop = {"hookreg.stopped_by": error.hook, "hookreg.reason": error.reason}
+        attributes.update((key, value) for key, value in stop.items() if isinstance(value, str))
     elif error is None and style is HookStyle.DECIDE:
-        span.set_attribute("hookreg.decision", record.summary)
+        attributes["hookreg.decision"] = record.summary
         if record.decided_by is not None:
-            span.set_attribute("hookreg.decided_by", record.decided_by)
+            attributes["hookreg.decided_by"] = record.decided_by
         if isinstance(result, HookResult) and not result.allowed:  # what hook_denied logs
-            span.set_attribute("hookreg.reason", result.reason)
+            attributes["hookreg.reason"] = result.reason
     elif error is None and style is HookStyle.TRANSFORM:
-        span.set_attribute("hookreg.rewritten", record.summary == "changed")
+        attributes["hookreg.rewritten"] = record.summary == "changed"
     failed = next((call for call in record.calls if call.outcome in _FAILED), None)
     if failed is not None:
         exc_type = failed.exc_type or HookReturnError.__name__
@@ -224,11 +222,9 @@ def _describe(span: otel_trace.Span, record: DispatchRecord) -> None:
             "timed out": "timed out",
             "bad return": f"returned {type(failed.returned).__name__}",
         }[failed.outcome]
-        _set_error(span, exc_type, f"hook {failed.hook!r} {how}")
+        attributes["error.type"] = exc_type
+        span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, f"hook {failed.hook!r} {how}"))
     elif error is not None and not isinstance(error, StopRun):
-        _set_error(span, type(error).__name__, f"dispatch raised {type(error).__name__}")
-
-
-def _set_error(span: otel_trace.Span, exc_type: str, description: str) -> None:
-    span.set_attribute("error.type", exc_type)
-    span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, description))
+        attributes["error.type"] = type(error).__name__
+        span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, f"dispatch raised {type(error).__name__}"))
+    span.set_attributes(attributes)

@@ -19,6 +19,11 @@ EXPECTED = {
         "'git status'} -> allow",
         "-> deny (denied by the Claude Code permission rule 'Bash(rm *)')",
     ],
+    "otel_tracing.py": [
+        "hookreg pre_tool_call_decide {",
+        "'hookreg.decision': 'deny', 'hookreg.decided_by': 'no_rm'",
+        "hookreg post_tool_call ERROR: hook 'flaky_audit' raised ConnectionError",
+    ],
 }
 
 

@@ -228,10 +228,18 @@ def test_a_stop_names_who_stopped_and_why_and_is_not_an_error(spans: Spans) -> N
     def halt(ctx: PreTurnContext) -> HookResult:
         raise StopRun("budget spent")
 
-    registry.register(HookPoint.PRE_TURN, halt, name="budget")
+    def odd(ctx: PreTurnContext) -> HookResult:
+        raise StopRun(("not", "text"))  # type: ignore[arg-type]  # a reason that is not a str, on purpose
+
+    registry.register(HookPoint.PRE_TURN, halt, name="budget", priority=1)
     with hookreg.otel.instrument(registry, tracer_provider=spans.provider), pytest.raises(StopRun):
         registry.decide(HookPoint.PRE_TURN, make_context(HookPoint.PRE_TURN))
-    span = spans.one("hookreg pre_turn")
+    registry.unregister("budget")
+    registry.register(HookPoint.PRE_TURN, odd, name="odd")
+    with hookreg.otel.instrument(registry, tracer_provider=spans.provider), pytest.raises(StopRun):
+        registry.decide(HookPoint.PRE_TURN, make_context(HookPoint.PRE_TURN))
+    span, oddly = spans.named("hookreg pre_turn")
+    assert "hookreg.reason" not in dict(oddly.attributes or {})  # only text reaches a span
     attributes = dict(span.attributes or {})
     assert (attributes["hookreg.stopped_by"], attributes["hookreg.reason"]) == ("budget", "budget spent")
     assert "hookreg.decision" not in attributes
@@ -367,9 +375,12 @@ def test_a_dispatch_running_when_uninstrumented_still_ends_its_span(spans: Spans
 
 
 def test_a_registry_is_instrumented_once(spans: Spans) -> None:
-    """Instrumenting an instrumented registry is refused, naming the live instrumentation."""
+    """Instrumenting an instrumented registry is refused, naming the live instrumentation; another one is fine."""
     registry = HookRegistry()
-    with hookreg.otel.instrument(registry, tracer_provider=spans.provider) as live:
+    with (
+        hookreg.otel.instrument(HookRegistry(), tracer_provider=spans.provider),
+        hookreg.otel.instrument(registry, tracer_provider=spans.provider) as live,
+    ):
         with pytest.raises(HookValueError, match="is instrumented already") as info:
             hookreg.otel.instrument(registry, tracer_provider=spans.provider)
         assert repr(live) in str(info.value)

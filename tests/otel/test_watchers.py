@@ -9,6 +9,7 @@ import pytest
 
 from hookreg import (
     HookPoint,
+    HookRegError,
     HookRegistry,
     HookResult,
     PreToolCallDecideContext,
@@ -185,6 +186,20 @@ def test_unwatching_brings_the_inline_plan_back_only_when_nobody_watches(log: Lo
     assert registry._decide[GATE].ctx_type is inline
     unwatch(log)  # a second time does nothing
     assert not registry._wrappers
+
+
+def test_a_watcher_watches_one_reach_at_a_time(log: Log) -> None:
+    """Watching again before unwatch is refused, so that no registry is left off its inline loop."""
+    first, second = HookRegistry(), HookRegistry()
+    watch(log, first)
+    try:
+        with pytest.raises(HookRegError, match="it is watching already"):
+            watch(log, second)
+    finally:
+        unwatch(log)
+    assert (first._wrappers, second._wrappers) == ({}, {})
+    watch(log, second)  # after unwatch, it may watch again
+    unwatch(log)
 
 
 def test_an_async_dispatch_tells_the_watcher_from_its_task(log: Log) -> None:
