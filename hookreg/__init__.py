@@ -46,7 +46,7 @@ from hookreg._errors import (
     StopRun,
 )
 from hookreg._points import HookPoint, HookStyle
-from hookreg._registry import Inclusion, Registration
+from hookreg._registration import Inclusion, Registration
 from hookreg._results import (
     Decision,
     FinishReason,

@@ -26,8 +26,8 @@ from hookreg import (
     ToolCallRequest,
     TurnAction,
 )
-from hookreg._dispatch import _SPECS  # the one table of what each point's hooks may return
 from hookreg._display import short_name
+from hookreg._points import POINTS  # the one table of what each point's hooks may return
 from hookreg.harness import Harness, ScriptedModel, ScriptedTurn
 
 __all__ = ["main"]
@@ -51,7 +51,7 @@ def points_table() -> str:
     """The hook-point table: decorator, style, context class, whether ``tools=`` applies, and what hooks return."""
     rows = [("point / decorator", "style", "context", "tools=", "hooks return")]
     rows += [
-        (p.value, p.style.value, p.context.__name__, "yes" if p.is_tool_scoped else "", _SPECS[p].expected)
+        (p.value, p.style.value, p.context.__name__, "yes" if p.is_tool_scoped else "", POINTS[p].expected)
         for p in HookPoint
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]

@@ -7,7 +7,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, ParamSpec, TypeVar, final
+from typing import Any, Literal, ParamSpec, TypeVar, cast, final
 
 from hookreg._errors import HookTypeError, HookValueError
 from hookreg._results import FinishReason, Message, ReadOnlyDict, RequestPatch, read_only, wrong_type
@@ -92,6 +92,57 @@ def _tool_call(obj: Any, maps: tuple[str, ...] = (), seqs: tuple[str, ...] = (),
         hint = "Pass the tool's name: a missing one would slip past every tools= filter."
         raise wrong_type(owner, "tool_name", name, "a str", hint)
     _freeze(obj, maps, seqs)
+
+
+_SUBJECTS: dict[type, str] = {}
+_REBUILDERS: dict[type, Callable[[Any, Any], Any]] = {}
+
+
+def _transformed(subject: str) -> Callable[[type[_C]], type[_C]]:
+    """Declare `subject` as the field a transform point rewrites on this context class.
+
+    The class gets `_subject`, an alias of that field's slot: the inline loop
+    returns the unchanged subject with one specialized attribute read, where
+    ``getattr(ctx, name)`` would cost a builtin call. `rebuilder` gives the
+    constructor a transform chain uses for each step.
+    """
+
+    def declare(cls: type[_C]) -> type[_C]:
+        cls._subject = vars(cls)[subject]  # type: ignore[attr-defined]  # declared here, read by the inline loop
+        _SUBJECTS[cls] = subject
+        return cls
+
+    return declare
+
+
+def subject_of(context: type) -> str | None:
+    """The field a transform point rewrites on `context`, or ``None`` for a context no transform point takes."""
+    return _SUBJECTS.get(context)
+
+
+def rebuilder(context: type[_C]) -> Callable[[_C, object], _C]:
+    """The constructor of a transform step: a copy of a `context` holding a new subject, which the caller has read.
+
+    A step's context is a copy of the one before with a new subject, which
+    dispatch has already read into a plain, detached value: the other fields
+    were checked and frozen when the caller built the first context, so the
+    copy skips ``__init__`` and its checks. Compiled on first use (not at
+    import), one per transform context class.
+    """
+    try:
+        return _REBUILDERS[context]
+    except KeyError:
+        pass
+    subject = _SUBJECTS[context]
+    slots = vars(context)
+    fields_ = cast("tuple[str, ...]", context.__slots__)  # type: ignore[attr-defined]  # slots=True dataclass
+    namespace: dict[str, object] = {"new": object.__new__, "cls": context}
+    namespace.update({f"set_{name}": slots[name].__set__ for name in fields_})
+    lines = [f"    set_{name}(out, ctx.{name})\n" for name in fields_ if name != subject]
+    body = f"{''.join(lines)}    set_{subject}(out, value)\n    return out\n"
+    exec(f"def rebuild(ctx, value):\n    out = new(cls)\n{body}", namespace)  # source made of the field names
+    rebuild = _REBUILDERS[context] = cast("Callable[[Any, Any], Any]", namespace["rebuild"])
+    return rebuild
 
 
 @final
@@ -339,6 +390,7 @@ class PreTurnContext:
     run: RunContext = field(default_factory=RunContext)
 
 
+@_transformed("patch")
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PreModelCallContext:
@@ -354,6 +406,7 @@ class PreModelCallContext:
         _freeze(self, seqs=("history",))
 
 
+@_transformed("selected_model")
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelSelectContext:
@@ -455,6 +508,7 @@ class InvalidToolCallContext:
         _tool_call(self, maps=("args",), seqs=("available_tools",))
 
 
+@_transformed("args")
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PreToolCallDecideContext:
@@ -506,6 +560,7 @@ class PostToolCallFailureContext:
         _tool_call(self, maps=("args",))
 
 
+@_transformed("message")
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OnToolErrorContext:
@@ -523,6 +578,7 @@ class OnToolErrorContext:
         _tool_call(self, maps=("args",))
 
 
+@_transformed("presentation")
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TransformToolResultContext:

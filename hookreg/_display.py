@@ -1,14 +1,15 @@
-"""Plain-text and HTML tables: how a registry and a trace show in a terminal and a notebook."""
+"""Plain-text and HTML tables from the rows they are given: how a registry and a trace show."""
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hookreg._registry import RegistryCore
+    from hookreg._points import HookPoint
+    from hookreg._registration import Registration
 
 __all__ = ["describe_registry", "empty_html", "html_table", "registry_html", "short_name", "text_table"]
 
@@ -58,39 +59,34 @@ def html_table(
     )
 
 
-def _registry_rows(registry: RegistryCore) -> list[tuple[str, ...]]:
-    """One row per hook, points in HookPoint order and hooks in dispatch order (included registries flattened)."""
+def _registry_rows(hooks: Iterable[tuple[HookPoint, Registration, str | None]]) -> list[tuple[str, ...]]:
+    """One row of text per hook row ``(point, registration, placed)``; a point is named on its first row only."""
     rows: list[tuple[str, ...]] = []
-    # An included hook sits at the position of the inclusion that brings it in: show that priority.
-    placed = {
-        reachable: inclusion.priority
-        for inclusion in registry._inclusions
-        for reachable in inclusion.registry._reachable()
-    }
-    for point, runners in registry._runners.items():
-        for i, reg in enumerate(runners.hooks):
-            kind = "async" if reg.is_async else "sync"
-            if reg.timeout is not None:
-                kind += f" ({reg.timeout:g}s)"
-            if reg._registry is not registry and reg._registry is not None:
-                kind += f", included at {placed[reg._registry]}"
-            tools = ", ".join(reg.tools) if reg.tools else "all"
-            name = short_name(reg.name)
-            rows.append((point.value if i == 0 else "", name, str(reg.priority), tools, kind, reg.on_error))
+    last = None
+    for point, reg, placed in hooks:
+        kind = "async" if reg.is_async else "sync"
+        if reg.timeout is not None:
+            kind += f" ({reg.timeout:g}s)"
+        if placed is not None:  # an included hook sits at the position of the inclusion that brings it in
+            kind += f", included at {placed}"
+        tools = ", ".join(reg.tools) if reg.tools else "all"
+        shown = point.value if point is not last else ""
+        last = point
+        rows.append((shown, short_name(reg.name), str(reg.priority), tools, kind, reg.on_error))
     return rows
 
 
-def describe_registry(registry: RegistryCore) -> str:
-    """The text twin of `registry_html`: a heading, then one line per hook."""
-    rows = _registry_rows(registry)
+def describe_registry(title: str, hooks: Iterable[tuple[HookPoint, Registration, str | None]]) -> str:
+    """The text twin of `registry_html`: `title`, then one line per hook."""
+    rows = _registry_rows(hooks)
     if not rows:
-        return f"{registry!r}: no hooks"
-    return f"{registry!r}\n{text_table(_REGISTRY_HEADERS, rows)}"
+        return f"{title}: no hooks"
+    return f"{title}\n{text_table(_REGISTRY_HEADERS, rows)}"
 
 
-def registry_html(registry: RegistryCore) -> str:
+def registry_html(title: str, hooks: Iterable[tuple[HookPoint, Registration, str | None]]) -> str:
     """A notebook table of points to hooks, in dispatch order; an empty registry says so, as the text does."""
-    rows = _registry_rows(registry)
+    rows = _registry_rows(hooks)
     if not rows:
-        return empty_html(f"{registry!r}: no hooks")
-    return html_table(_REGISTRY_HEADERS, rows, caption=repr(registry))
+        return empty_html(f"{title}: no hooks")
+    return html_table(_REGISTRY_HEADERS, rows, caption=title)

@@ -1,10 +1,11 @@
-"""HookPoint, HookStyle and the table saying each point's style and context class."""
+"""HookPoint, HookStyle (and its dispatch method names), and THE per-point table every other module reads."""
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import fields
-from typing import Any
+from typing import Any, Final, Literal, final
 
 from hookreg._context import (
     InvalidToolCallContext,
@@ -33,9 +34,14 @@ from hookreg._context import (
     ToolCallDeltaContext,
     TransformToolResultContext,
     UserPromptSubmitContext,
+    subject_of,
 )
+from hookreg._results import HookResult, InvalidToolCallAction, RequestPatch, TurnAction
 
-__all__ = ["HookPoint", "HookStyle"]
+__all__ = ["POINTS", "HookPoint", "HookStyle", "PointSpec"]
+
+_SAME: Final = object()  # a column left to follow the one before it
+_LABELS: Final[dict[type, str]] = {Mapping: "Mapping[str, object]"}  # how annotations write a generic type
 
 
 class HookStyle(enum.StrEnum):
@@ -47,6 +53,16 @@ class HookStyle(enum.StrEnum):
     """Rewrites: each hook sees the previous result; ``None`` keeps it."""
     OBSERVE = "observe"
     """Observers: all run, and return ``None``."""
+
+    @property
+    def method(self) -> str:
+        """The name of the registry method dispatching this style: ``decide``, ``transform`` or ``notify``."""
+        return "notify" if self is HookStyle.OBSERVE else self.value
+
+    @property
+    def amethod(self) -> str:
+        """The name of its async twin: ``adecide``, ``atransform`` or ``anotify``."""
+        return "a" + self.method
 
 
 class HookPoint(enum.StrEnum):
@@ -87,50 +103,175 @@ class HookPoint(enum.StrEnum):
     @property
     def style(self) -> HookStyle:
         """How this point's hooks combine."""
-        return _TABLE[self][0]
+        return POINTS[self].style
 
     @property
     def context(self) -> type[Any]:
         """The context class this point's hooks receive."""
-        return _TABLE[self][1]
+        return POINTS[self].context
 
     @property
     def is_tool_scoped(self) -> bool:
         """Whether the context has a `tool_name`, so that ``tools=`` applies."""
-        return _TABLE[self][2]
+        return POINTS[self].is_tool_scoped
+
+
+@final
+class PointSpec:
+    """One row of the per-point table: everything hookreg knows about a point.
+
+    Attributes:
+        point: The point.
+        style: How its hooks combine.
+        context: The context class its hooks receive.
+        alias: The name of its callback type (``PreToolCallDecider``).
+        is_tool_scoped: Whether the context has a `tool_name`, so that ``tools=`` applies.
+        subject: The field its transforms rewrite (declared by the context class), else ``None``.
+        returns: The type its hooks return besides ``None`` (``None`` for an observer).
+        optional: Whether ``None`` is a valid return besides `returns`.
+        passed: The return that passes (the inline loop goes on): ``None``, or a shared allow.
+        all_passed: What a decide dispatch returns when every hook that ran passed.
+        on_failure: What a failing decider makes its dispatch do under ``on_error="deny"``, toward doing
+            less: ``"deny"``; ``"fail"`` (the invalid call); ``"allow"`` (the run stops rather than loops);
+            ``"stop"`` (a `StopRun`). ``None`` for the other styles.
+        no_hook: What a decide dispatch returns when no hook ran.
+        expected: The accepted return, as messages and the surface write it.
+        gives: What its dispatch returns, as the surface writes it.
+    """
+
+    __slots__ = (
+        "alias",
+        "all_passed",
+        "context",
+        "expected",
+        "gives",
+        "is_tool_scoped",
+        "no_hook",
+        "on_failure",
+        "optional",
+        "passed",
+        "point",
+        "returns",
+        "style",
+        "subject",
+    )
+
+    def __init__(  # noqa: PLR0913 -- one per column of the table
+        self,
+        point: HookPoint,
+        style: HookStyle,
+        context: type[Any],
+        alias: str,
+        returns: type | None = None,
+        *,
+        passed: object = None,
+        all_passed: object = _SAME,
+        no_hook: object = _SAME,
+        on_failure: Literal["deny", "fail", "allow", "stop"] = "deny",
+    ) -> None:
+        self.point = point
+        self.style = style
+        self.context = context
+        self.alias = alias
+        self.is_tool_scoped = any(f.name == "tool_name" for f in fields(context))
+        self.subject = subject_of(context) if style is HookStyle.TRANSFORM else None
+        self.returns = returns
+        # Transforms may keep their subject (None); a decider passing with None (invalid_tool_call) may return it.
+        self.optional = style is HookStyle.TRANSFORM or (returns is not None and passed is None)
+        self.passed = passed
+        self.all_passed = passed if all_passed is _SAME else all_passed
+        self.no_hook = self.all_passed if no_hook is _SAME else no_hook
+        self.on_failure = on_failure if style is HookStyle.DECIDE else None
+        name = "None" if returns is None else _LABELS.get(returns, returns.__name__)
+        self.expected = f"{name} | None" if self.optional else name
+        self.gives = name
+
+    def accepts(self, value: object) -> bool:
+        """Whether `value` is a valid return of this point's hooks.
+
+        The result types are final: a subclass could override what dispatch reads
+        (`allowed`, `kind`, `__eq__`), so only the exact type is accepted; a transform's
+        Mapping or str is read into a plain value, so any kind of either is.
+        """
+        if value is None:
+            return self.optional or self.returns is None
+        kind = self.returns
+        if kind is None:
+            return False
+        return isinstance(value, kind) if kind in _LABELS or kind is str else type(value) is kind
+
+    def __repr__(self) -> str:
+        return f"<PointSpec {self.point.value}: {self.style}, {self.context.__name__}>"
 
 
 _D, _T, _O = HookStyle.DECIDE, HookStyle.TRANSFORM, HookStyle.OBSERVE
-_STYLES_AND_CONTEXTS: dict[HookPoint, tuple[HookStyle, type[Any]]] = {
-    HookPoint.SETUP: (_O, SetupContext),
-    HookPoint.ON_SESSION_START: (_O, OnSessionStartContext),
-    HookPoint.USER_PROMPT_SUBMIT: (_D, UserPromptSubmitContext),
-    HookPoint.PRE_TURN: (_D, PreTurnContext),
-    HookPoint.PRE_MODEL_CALL: (_T, PreModelCallContext),
-    HookPoint.MODEL_SELECT: (_T, ModelSelectContext),
-    HookPoint.TEXT_DELTA: (_O, TextDeltaContext),
-    HookPoint.REASONING_DELTA: (_O, ReasoningDeltaContext),
-    HookPoint.TOOL_CALL_DELTA: (_O, ToolCallDeltaContext),
-    HookPoint.MODEL_TURN_FINISHED: (_D, ModelTurnFinishedContext),
-    HookPoint.INVALID_TOOL_CALL: (_D, InvalidToolCallContext),
-    HookPoint.TRANSFORM_TOOL_INPUT: (_T, PreToolCallDecideContext),
-    HookPoint.PRE_TOOL_CALL_DECIDE: (_D, PreToolCallDecideContext),
-    HookPoint.PERMISSION_DENIED: (_O, PermissionDeniedContext),
-    HookPoint.POST_TOOL_CALL_FAILURE: (_O, PostToolCallFailureContext),
-    HookPoint.ON_TOOL_ERROR: (_T, OnToolErrorContext),
-    HookPoint.TRANSFORM_TOOL_RESULT: (_T, TransformToolResultContext),
-    HookPoint.POST_TOOL_CALL: (_O, PostToolCallContext),
-    HookPoint.POST_TURN: (_O, PostTurnContext),
-    HookPoint.PRE_COMPACT: (_O, PreCompactContext),
-    HookPoint.ON_COMPACTION: (_O, OnCompactionContext),
-    HookPoint.ON_INTERACTION: (_D, OnInteractionContext),
-    HookPoint.SUBAGENT_START: (_O, SubagentStartContext),
-    HookPoint.SUBAGENT_STOP: (_O, SubagentStopContext),
-    HookPoint.NOTIFICATION: (_O, NotificationContext),
-    HookPoint.STOP: (_D, StopContext),
-    HookPoint.ON_SESSION_END: (_O, OnSessionEndContext),
+_ALLOW = HookResult.allow()
+_CONTINUE = TurnAction.continue_run()
+
+POINTS: Final[dict[HookPoint, PointSpec]] = {
+    spec.point: spec
+    for spec in (
+        PointSpec(HookPoint.SETUP, _O, SetupContext, "SetupObserver"),
+        PointSpec(HookPoint.ON_SESSION_START, _O, OnSessionStartContext, "SessionStartObserver"),
+        PointSpec(
+            HookPoint.USER_PROMPT_SUBMIT, _D, UserPromptSubmitContext, "UserPromptDecider", HookResult, passed=_ALLOW
+        ),
+        PointSpec(HookPoint.PRE_TURN, _D, PreTurnContext, "PreTurnDecider", HookResult, passed=_ALLOW),
+        PointSpec(HookPoint.PRE_MODEL_CALL, _T, PreModelCallContext, "ModelRequestPatcher", RequestPatch),
+        PointSpec(HookPoint.MODEL_SELECT, _T, ModelSelectContext, "ModelSelector", str),
+        PointSpec(HookPoint.TEXT_DELTA, _O, TextDeltaContext, "TextDeltaObserver"),
+        PointSpec(HookPoint.REASONING_DELTA, _O, ReasoningDeltaContext, "ReasoningDeltaObserver"),
+        PointSpec(HookPoint.TOOL_CALL_DELTA, _O, ToolCallDeltaContext, "ToolCallDeltaObserver"),
+        PointSpec(
+            HookPoint.MODEL_TURN_FINISHED,
+            _D,
+            ModelTurnFinishedContext,
+            "TurnFinishedDecider",
+            TurnAction,
+            passed=_CONTINUE,
+            on_failure="stop",
+        ),
+        PointSpec(
+            HookPoint.INVALID_TOOL_CALL,
+            _D,
+            InvalidToolCallContext,
+            "InvalidToolCallDecider",
+            InvalidToolCallAction,
+            all_passed=InvalidToolCallAction.fail(),
+            on_failure="fail",
+        ),
+        PointSpec(HookPoint.TRANSFORM_TOOL_INPUT, _T, PreToolCallDecideContext, "ToolInputTransformer", Mapping),
+        PointSpec(
+            HookPoint.PRE_TOOL_CALL_DECIDE,
+            _D,
+            PreToolCallDecideContext,
+            "PreToolCallDecider",
+            HookResult,
+            passed=_ALLOW,
+        ),
+        PointSpec(HookPoint.PERMISSION_DENIED, _O, PermissionDeniedContext, "PermissionDeniedObserver"),
+        PointSpec(HookPoint.POST_TOOL_CALL_FAILURE, _O, PostToolCallFailureContext, "ToolFailureObserver"),
+        PointSpec(HookPoint.ON_TOOL_ERROR, _T, OnToolErrorContext, "ToolErrorTransformer", str),
+        PointSpec(HookPoint.TRANSFORM_TOOL_RESULT, _T, TransformToolResultContext, "ToolResultTransformer", str),
+        PointSpec(HookPoint.POST_TOOL_CALL, _O, PostToolCallContext, "PostToolCallObserver"),
+        PointSpec(HookPoint.POST_TURN, _O, PostTurnContext, "PostTurnObserver"),
+        PointSpec(HookPoint.PRE_COMPACT, _O, PreCompactContext, "PreCompactObserver"),
+        PointSpec(HookPoint.ON_COMPACTION, _O, OnCompactionContext, "CompactionObserver"),
+        PointSpec(
+            HookPoint.ON_INTERACTION,
+            _D,
+            OnInteractionContext,
+            "InteractionDecider",
+            HookResult,
+            passed=_ALLOW,
+            no_hook=HookResult.deny("no interaction hook"),  # nobody approved the question
+        ),
+        PointSpec(HookPoint.SUBAGENT_START, _O, SubagentStartContext, "SubagentStartObserver"),
+        PointSpec(HookPoint.SUBAGENT_STOP, _O, SubagentStopContext, "SubagentStopObserver"),
+        PointSpec(HookPoint.NOTIFICATION, _O, NotificationContext, "NotificationObserver"),
+        PointSpec(HookPoint.STOP, _D, StopContext, "StopDecider", HookResult, passed=_ALLOW, on_failure="allow"),
+        PointSpec(HookPoint.ON_SESSION_END, _O, OnSessionEndContext, "SessionEndObserver"),
+    )
 }
-_TABLE: dict[HookPoint, tuple[HookStyle, type[Any], bool]] = {
-    point: (style, context, any(f.name == "tool_name" for f in fields(context)))
-    for point, (style, context) in _STYLES_AND_CONTEXTS.items()
-}
+"""THE per-point table: one row per point, which everything else reads (dispatch, the generated surface,
+`make_context`'s overloads, tracing). A new point is a member above, its context class and one row here."""

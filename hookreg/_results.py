@@ -180,7 +180,7 @@ def _as_decision(value: object) -> Decision:
         raise HookValueError(msg) from None
 
 
-HookResult._ALLOW = HookResult(decision=Decision.ALLOW)
+HookResult._ALLOW = HookResult(decision=Decision.ALLOW)  # noqa: SLF001 -- own class
 
 
 _Schema = tuple[tuple[str, ...], tuple[tuple[str, bool], ...], Mapping[str, str]]
@@ -265,7 +265,7 @@ class TurnAction:
 
 
 _SCHEMAS[TurnAction] = _schema(TurnAction, {"feedback": "feedback"})
-TurnAction._CONTINUE = TurnAction(kind="continue")
+TurnAction._CONTINUE = TurnAction(kind="continue")  # noqa: SLF001 -- own class
 
 
 @final
@@ -325,7 +325,7 @@ class InvalidToolCallAction:
 
 
 _SCHEMAS[InvalidToolCallAction] = _schema(InvalidToolCallAction, {"retry": "feedback", "repair": "tool_name"})
-InvalidToolCallAction._FAIL = InvalidToolCallAction(kind="fail")
+InvalidToolCallAction._FAIL = InvalidToolCallAction(kind="fail")  # noqa: SLF001 -- own class
 
 _SCALARS = ("preamble", "temperature", "max_tokens", "tool_choice", "messages")
 

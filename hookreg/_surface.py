@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, overload
 
+from hookreg import _dispatch
 from hookreg._context import (
     InvalidToolCallContext,
     ModelSelectContext,
@@ -36,10 +37,14 @@ from hookreg._context import (
     TransformToolResultContext,
     UserPromptSubmitContext,
 )
-from hookreg._dispatch import OK, RAISED
-from hookreg._points import HookPoint, HookStyle
-from hookreg._registry import Registration, RegistryCore
-from hookreg._results import HookResult, InvalidToolCallAction, RequestPatch, TurnAction
+from hookreg._points import HookPoint
+from hookreg._registration import Registration
+from hookreg._registry import RegistryCore
+from hookreg._results import HookResult, InvalidToolCallAction, RequestPatch, ToolCallResolution, TurnAction
+
+if TYPE_CHECKING:
+    from hookreg._trace import Trace
+    from hookreg.policy import Policy, Rule
 
 __all__ = [
     "CompactionObserver",
@@ -1364,33 +1369,10 @@ class HookRegistry(RegistryCore):
         def decide(self, point: Literal[HookPoint.ON_INTERACTION], ctx: OnInteractionContext, /) -> HookResult: ...
         @overload
         def decide(self, point: Literal[HookPoint.STOP], ctx: StopContext, /) -> HookResult: ...
-
-    def decide(self, point: HookPoint, ctx: object, /) -> Any:
-        """Run the gates of `point` in order; return the first result that is not a pass."""
-        # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules. The plan
-        # is (context class, callables, pass value, result when all pass,
-        # runners); indexing it is faster than unpacking it.
-        try:
-            plan = self._decide[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.DECIDE, "decide")
-        if ctx.__class__ is not plan[0]:
-            return plan[4].run(ctx)
-        fns = plan[1]
-        if fns:  # iterating an empty tuple costs more than this test
-            passed = plan[2]
-            try:
-                for fn in fns:
-                    result = fn(ctx)
-                    if result is not passed:
-                        break
-                else:
-                    return plan[3]
-            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan[4].resume(ctx, fn, (RAISED, exc))
-            return plan[4].resume(ctx, fn, (OK, result))
-        return plan[3]
+        def decide(self, point: HookPoint, ctx: object, /) -> Any:
+            """Run the gates of `point` in order; return the first result that is not a pass."""
+    else:
+        decide = _dispatch.decide
 
     if TYPE_CHECKING:
 
@@ -1418,37 +1400,13 @@ class HookRegistry(RegistryCore):
         ) -> HookResult: ...
         @overload
         async def adecide(self, point: Literal[HookPoint.STOP], ctx: StopContext, /) -> HookResult: ...
+        async def adecide(self, point: HookPoint, ctx: object, /) -> Any:
+            """Run the gates of `point` in order; return the first result that is not a pass.
 
-    async def adecide(self, point: HookPoint, ctx: object, /) -> Any:
-        """Run the gates of `point` in order; return the first result that is not a pass.
-
-        Async hooks are awaited, with their timeouts; sync hooks are called inline.
-        """
-        # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules. The plan
-        # is (context class, callables, pass value, result when all pass,
-        # runners); indexing it is faster than unpacking it.
-        try:
-            plan = self._decide[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.DECIDE, "adecide")
-        if ctx.__class__ is not plan[0]:
-            arun = plan[4].arun
-            return plan[4].run(ctx) if arun is None else await arun(ctx)
-        fns = plan[1]
-        if fns:  # iterating an empty tuple costs more than this test
-            passed = plan[2]
-            try:
-                for fn in fns:
-                    result = fn(ctx)
-                    if result is not passed:
-                        break
-                else:
-                    return plan[3]
-            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan[4].resume(ctx, fn, (RAISED, exc))
-            return plan[4].resume(ctx, fn, (OK, result))
-        return plan[3]
+            Async hooks are awaited, with their timeouts; sync hooks are called inline.
+            """
+    else:
+        adecide = _dispatch.adecide
 
     if TYPE_CHECKING:
 
@@ -1466,32 +1424,10 @@ class HookRegistry(RegistryCore):
         def transform(
             self, point: Literal[HookPoint.TRANSFORM_TOOL_RESULT], ctx: TransformToolResultContext, /
         ) -> str: ...
-
-    def transform(self, point: HookPoint, ctx: object, /) -> Any:
-        """Chain the transforms of `point`; return the final subject (the original object when unchanged)."""
-        # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules. The plan
-        # is (context class, callables, pass value, result when all pass,
-        # runners); indexing it is faster than unpacking it.
-        try:
-            plan = self._transform[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.TRANSFORM, "transform")
-        if ctx.__class__ is not plan[0]:
-            return plan[4].run(ctx)
-        fns = plan[1]
-        if fns:  # iterating an empty tuple costs more than this test
-            try:
-                for fn in fns:
-                    result = fn(ctx)
-                    if result is not None:
-                        break
-                else:
-                    return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
-            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan[4].resume(ctx, fn, (RAISED, exc))
-            return plan[4].resume(ctx, fn, (OK, result))
-        return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
+        def transform(self, point: HookPoint, ctx: object, /) -> Any:
+            """Chain the transforms of `point`; return the final subject (the original object when unchanged)."""
+    else:
+        transform = _dispatch.transform
 
     if TYPE_CHECKING:
 
@@ -1511,36 +1447,13 @@ class HookRegistry(RegistryCore):
         async def atransform(
             self, point: Literal[HookPoint.TRANSFORM_TOOL_RESULT], ctx: TransformToolResultContext, /
         ) -> str: ...
+        async def atransform(self, point: HookPoint, ctx: object, /) -> Any:
+            """Chain the transforms of `point`; return the final subject (the original object when unchanged).
 
-    async def atransform(self, point: HookPoint, ctx: object, /) -> Any:
-        """Chain the transforms of `point`; return the final subject (the original object when unchanged).
-
-        Async hooks are awaited, with their timeouts; sync hooks are called inline.
-        """
-        # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules. The plan
-        # is (context class, callables, pass value, result when all pass,
-        # runners); indexing it is faster than unpacking it.
-        try:
-            plan = self._transform[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.TRANSFORM, "atransform")
-        if ctx.__class__ is not plan[0]:
-            arun = plan[4].arun
-            return plan[4].run(ctx) if arun is None else await arun(ctx)
-        fns = plan[1]
-        if fns:  # iterating an empty tuple costs more than this test
-            try:
-                for fn in fns:
-                    result = fn(ctx)
-                    if result is not None:
-                        break
-                else:
-                    return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
-            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan[4].resume(ctx, fn, (RAISED, exc))
-            return plan[4].resume(ctx, fn, (OK, result))
-        return ctx._subject  # type: ignore[attr-defined]  # every transform context has it
+            Async hooks are awaited, with their timeouts; sync hooks are called inline.
+            """
+    else:
+        atransform = _dispatch.atransform
 
     if TYPE_CHECKING:
 
@@ -1576,32 +1489,10 @@ class HookRegistry(RegistryCore):
         def notify(self, point: Literal[HookPoint.NOTIFICATION], ctx: NotificationContext, /) -> None: ...
         @overload
         def notify(self, point: Literal[HookPoint.ON_SESSION_END], ctx: OnSessionEndContext, /) -> None: ...
-
-    def notify(self, point: HookPoint, ctx: object, /) -> Any:
-        """Call every observer of `point`, in order."""
-        # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules. The plan
-        # is (context class, callables, pass value, result when all pass,
-        # runners); indexing it is faster than unpacking it.
-        try:
-            plan = self._notify[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.OBSERVE, "notify")
-        if ctx.__class__ is not plan[0]:
-            return plan[4].run(ctx)
-        fns = plan[1]
-        if fns:  # iterating an empty tuple costs more than this test
-            try:
-                for fn in fns:
-                    result = fn(ctx)
-                    if result is not None:
-                        break
-                else:
-                    return None
-            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan[4].resume(ctx, fn, (RAISED, exc))
-            return plan[4].resume(ctx, fn, (OK, result))
-        return None
+        def notify(self, point: HookPoint, ctx: object, /) -> Any:
+            """Call every observer of `point`, in order."""
+    else:
+        notify = _dispatch.notify
 
     if TYPE_CHECKING:
 
@@ -1639,33 +1530,83 @@ class HookRegistry(RegistryCore):
         async def anotify(self, point: Literal[HookPoint.NOTIFICATION], ctx: NotificationContext, /) -> None: ...
         @overload
         async def anotify(self, point: Literal[HookPoint.ON_SESSION_END], ctx: OnSessionEndContext, /) -> None: ...
+        async def anotify(self, point: HookPoint, ctx: object, /) -> Any:
+            """Call every observer of `point`, in order.
 
-    async def anotify(self, point: HookPoint, ctx: object, /) -> Any:
-        """Call every observer of `point`, in order.
+            Async hooks are awaited, with their timeouts; sync hooks are called inline.
+            """
+    else:
+        anotify = _dispatch.anotify
 
-        Async hooks are awaited, with their timeouts; sync hooks are called inline.
-        """
-        # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules. The plan
-        # is (context class, callables, pass value, result when all pass,
-        # runners); indexing it is faster than unpacking it.
-        try:
-            plan = self._notify[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.OBSERVE, "anotify")
-        if ctx.__class__ is not plan[0]:
-            arun = plan[4].arun
-            return plan[4].run(ctx) if arun is None else await arun(ctx)
-        fns = plan[1]
-        if fns:  # iterating an empty tuple costs more than this test
-            try:
-                for fn in fns:
-                    result = fn(ctx)
-                    if result is not None:
-                        break
-                else:
-                    return None
-            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan[4].resume(ctx, fn, (RAISED, exc))
-            return plan[4].resume(ctx, fn, (OK, result))
-        return None
+    if TYPE_CHECKING:
+
+        def resolve_tool_call(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
+            """Rewrite a tool call's arguments, then gate the rewritten call.
+
+            Runs ``transform_tool_input``, then ``pre_tool_call_decide`` on the
+            transformed arguments (gates judge what will execute), then on a deny
+            (not an ask) ``permission_denied``. A `StopRun` raised after a rewrite
+            carries the rewritten arguments in ``effective_args``.
+            """
+    else:
+        resolve_tool_call = _dispatch.resolve_tool_call
+
+    if TYPE_CHECKING:
+
+        async def aresolve_tool_call(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
+            """The async twin of `resolve_tool_call`: awaits async hooks, calls sync ones inline."""
+    else:
+        aresolve_tool_call = _dispatch.aresolve_tool_call
+
+    if TYPE_CHECKING:
+
+        def trace(self) -> Trace:
+            """Record what the dispatches made inside ``with registry.trace() as trace:`` call and decide.
+
+            Records the dispatches made on this registry, or on a registry that
+            includes it when the trace opens, by the current thread and the asyncio
+            tasks started inside the block. ``str(trace)`` is a table; notebooks show
+            one in HTML. Costs nothing while no trace is open.
+            """
+    else:
+        trace = _dispatch.trace
+
+    if TYPE_CHECKING:
+
+        def describe(self) -> str:
+            """A plain-text table of points to hooks in dispatch order: name, priority, tools, kind, on_error.
+
+            The text twin of the table a notebook shows; included registries are flattened.
+            """
+    else:
+        describe = _dispatch.describe
+
+    if TYPE_CHECKING:
+
+        def use_policy(
+            self,
+            *rules: Rule | Policy,
+            default: Literal["allow", "ask", "deny"] | None = None,
+            name: str = "policy",
+            priority: int = 0,
+        ) -> Registration:
+            """Compile tool rules (``hookreg.policy.allow/deny/ask``) into one ``pre_tool_call_decide`` gate.
+
+            A rule naming an exact tool beats a glob; at one level deny beats ask
+            beats allow; among equals the first rule wins. A tool no rule matches
+            gets `default` (``"allow"`` when omitted). Instead of rules, pass one
+            built `Policy` (such as ``hookreg.policy.from_claude_permissions(...)``),
+            which keeps its own default. Using a policy under the same `name` again
+            replaces it.
+
+            Returns:
+                The gate's Registration.
+            """
+    else:
+        use_policy = _dispatch.use_policy
+
+    if TYPE_CHECKING:
+
+        def _repr_html_(self) -> str: ...
+    else:
+        _repr_html_ = _dispatch.repr_html

@@ -1,9 +1,9 @@
 """registry.trace(): what each dispatch made while a trace was open called, returned and decided.
 
-Tracing costs nothing while no trace is open. Opening one on a registry
-recompiles that registry (and every registry including it) so that its plans
-leave the inline loop for `TracedRunners`, which drives the same step
-generators as the normal runners, timing each call. Which dispatches a trace
+Tracing costs nothing while no trace is open. Opening one puts a wrapper in
+the slot of that registry (and of every registry including it), so that its
+plans leave the inline loop for `TracedRunners`, which drives the same step
+generators with dispatch's own drivers, timing each call. Which dispatches a trace
 sees depends on how it was opened: a ``with`` block scopes it by a context
 variable (the thread and the asyncio tasks started inside the block);
 ``start()`` opens it for every dispatch on the registry until ``stop()``, so
@@ -25,25 +25,28 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, cast, final, overload
 
-from hookreg._dispatch import OK, RAISED, Runners, _acall, _Slow, adrive, call_hook, drive
 from hookreg._display import empty_html, html_table, short_name, text_table
 from hookreg._errors import HookRegError, StopRun
+from hookreg._plan import Runners, acall_hook, adrive, call_hook, drive
 from hookreg._points import HookPoint, HookStyle
-from hookreg._registry import _LOCK, Registration
+from hookreg._registration import LOCK, Registration
+from hookreg._registry import add_wrapper, including, reachable, remove_wrapper
 from hookreg._results import HookResult, InvalidToolCallAction, TurnAction
+from hookreg._rules import OK, RAISED
 
 if TYPE_CHECKING:
     from types import TracebackType
     from typing import Self
 
-    from hookreg._dispatch import AsyncRunner, Outcome, Plan, Steps
+    from hookreg._plan import AsyncRunner, SlowRunner
     from hookreg._registry import RegistryCore
+    from hookreg._rules import Outcome, Steps
 
 __all__ = ["DispatchRecord", "HookCall", "Trace", "TracedRunners", "Watcher", "unwatch", "watch"]
 
 _OPEN: Final[ContextVar[tuple[Trace, ...]]] = ContextVar("hookreg_open_traces", default=())
 # Watchers that see every dispatch on their registries, in any context (started traces, instrumentations).
-# Replaced whole, under _LOCK.
+# Replaced whole, under LOCK.
 _started: tuple[Watcher, ...] = ()
 _PASSES: Final = frozenset({"allow", "continue", "pass"})
 _HEADERS: Final = ("#", "point", "about", "hook", "outcome", "detail", "ms")
@@ -226,16 +229,14 @@ def watch(watcher: Watcher, registry: RegistryCore, *, included: bool = False, e
         HookRegError: `watcher` is watching already (`unwatch` it first).
     """
     global _started  # noqa: PLW0603 -- one tuple of started watchers, replaced whole under the lock
-    with _LOCK:
-        if watcher._watched:
+    with LOCK:
+        if watcher._watched:  # noqa: SLF001 -- own class
             msg = f"Cannot watch {registry!r} with {watcher!r}: it is watching already. Call unwatch() on it first."
             raise HookRegError(msg)
-        reach = registry._ancestors() | (registry._reachable() if included else set())
+        reach = including(registry) | (reachable(registry) if included else frozenset())
         for each in reach:
-            each._tracing += 1
-            for point in HookPoint:
-                each._compile(point)
-        watcher._watched = frozenset(reach)
+            add_wrapper(each, _traced)
+        watcher._watched = frozenset(reach)  # noqa: SLF001 -- own class
         if everywhere:
             _started = (*_started, watcher)
 
@@ -246,13 +247,11 @@ def unwatch(watcher: Watcher) -> None:
     A dispatch already begun still gets its `Watcher.end`.
     """
     global _started  # noqa: PLW0603 -- see watch()
-    with _LOCK:
+    with LOCK:
         _started = tuple(each for each in _started if each is not watcher)
-        reach, watcher._watched = watcher._watched, frozenset()
+        reach, watcher._watched = watcher._watched, frozenset()  # noqa: SLF001 -- own class
         for each in reach:
-            each._tracing -= 1
-            for point in HookPoint:
-                each._compile(point)
+            remove_wrapper(each, _traced)
 
 
 @final
@@ -360,7 +359,7 @@ class Trace(Watcher):
         self._close()
 
     def _open(self, doing: str, *, everywhere: bool) -> None:
-        with _LOCK:
+        with LOCK:
             if self._state is not _NEW:
                 closed = "it was closed, and a closed trace stays closed"
                 why = "it is already open" if self._state is _RUNNING else closed
@@ -370,7 +369,7 @@ class Trace(Watcher):
             self._state = _RUNNING
 
     def _close(self) -> None:
-        with _LOCK:
+        with LOCK:
             if self._state is not _RUNNING:
                 return
             self._state = _CLOSED  # from here on no dispatch files a record in it (see end())
@@ -459,7 +458,7 @@ def _outcome(point: HookPoint, value: object) -> tuple[str, str]:
 
 def _call(runners: Runners, reg: Registration, outcome: Outcome, seconds: float) -> HookCall:
     status, value = outcome
-    spec = runners._spec
+    spec = runners.spec
     if status == OK and not spec.accepts(value):
         word, reason, error = "bad return", "", None
     elif status == OK:
@@ -507,10 +506,10 @@ class _Recorder:
         self.runners = runners
         self.calls: list[HookCall] = []
         # What the dispatch is about, read only from the point's own context class (a wrong one is refused anyway).
-        about = ctx if ctx.__class__ is runners._spec.ctx_type else None
+        about = ctx if ctx.__class__ is runners.spec.context else None
         self.tool_name: str | None = getattr(about, "tool_name", None)
         self.call_id: str | None = getattr(about, "call_id", None)
-        point = runners._spec.point
+        point = runners.spec.point
         self.tokens = [(watcher, watcher.begin(point, self.tool_name, self.call_id)) for watcher in watchers]
         self.start = time.perf_counter()
 
@@ -528,7 +527,7 @@ class _Recorder:
 
     async def acall(self, reg: Registration, ctx: object) -> Outcome:
         start = time.perf_counter()
-        outcome = await _acall(reg, ctx)
+        outcome = await acall_hook(reg, ctx)
         self._made(reg, outcome, time.perf_counter() - start)
         return outcome
 
@@ -541,7 +540,7 @@ class _Recorder:
         return await adrive(steps, self.acall)
 
     def finish(self, result: object, error: BaseException | None) -> None:
-        point = self.runners._spec.point
+        point = self.runners.spec.point
         decided = _decider(self.calls, point, result) if error is None else None
         if decided is not None:
             self.calls[decided] = replace(self.calls[decided], decided=True)
@@ -560,38 +559,43 @@ class _Recorder:
 
 def _watching(registry: RegistryCore) -> tuple[Watcher, ...]:
     """The watchers that see a dispatch on `registry` here: the traces open in this context, and every started one."""
-    return tuple(watcher for watcher in (*_OPEN.get(), *_started) if registry in watcher._watched)
+    return tuple(watcher for watcher in (*_OPEN.get(), *_started) if registry in watcher._watched)  # noqa: SLF001 -- own class
+
+
+def _traced(registry: RegistryCore, runners: Runners, inner: SlowRunner) -> SlowRunner:
+    """The wrapper the trace slot puts in a watched registry's slot: a `TracedRunners` around `inner`."""
+    return TracedRunners(registry, runners, inner)
 
 
 @final
 class TracedRunners:
-    """Stands in for a registry's `Runners` at one point while a watcher (a trace, an instrumentation) watches it.
+    """Takes every dispatch of a registry's point while a watcher (a trace, an instrumentation) watches it.
 
-    Its plan always leaves the inline loop, so only `run` and `arun` are ever called. A dispatch that no watcher sees
-    in the current context runs exactly as before, through the real runners.
+    A dispatch that no watcher sees in the current context runs exactly as
+    before, through `inner`. A watched one drives the point's rules with
+    dispatch's own drivers, telling every watcher about each call.
     """
 
-    __slots__ = ("_registry", "_runners", "arun", "plan")
+    __slots__ = ("_inner", "_registry", "_runners", "arun")
 
-    def __init__(self, registry: RegistryCore, runners: Runners) -> None:
+    def __init__(self, registry: RegistryCore, runners: Runners, inner: SlowRunner) -> None:
         self._registry = registry
         self._runners = runners
-        # A Plan whose runners are these: the dispatch methods only call `run` and `resume` on them.
-        self.plan = cast("Plan", (_Slow, *runners.plan[1:-1], self))
-        self.arun = self._arun if runners.arun is not None else None
+        self._inner = inner
+        self.arun: AsyncRunner | None = self._arun if inner.arun is not None else None
 
     def run(self, ctx: object) -> object:
         """Dispatch synchronously, telling every watcher that sees it."""
         runners = self._runners
         watchers = _watching(self._registry)
         if not watchers:
-            return runners.run(ctx)
+            return self._inner.run(ctx)
         recorder = _Recorder(watchers, runners, ctx)
         try:
-            if ctx.__class__ is not runners._spec.ctx_type or runners.async_hook is not None:
+            if ctx.__class__ is not runners.spec.context or runners.async_hook is not None:
                 result = runners.run(ctx)  # raises the error for a wrong context or an async hook
             else:
-                result = recorder.drive(runners._steps(runners._spec, runners.hooks, ctx, None))
+                result = recorder.drive(runners.start(ctx))
         except BaseException as exc:
             recorder.finish(None, exc)
             raise
@@ -601,15 +605,14 @@ class TracedRunners:
     async def _arun(self, ctx: object) -> object:
         runners = self._runners
         watchers = _watching(self._registry)
-        arun = cast("AsyncRunner", runners.arun)  # this method is used only when the runners have one
         if not watchers:
-            return await arun(ctx)
+            return await cast("AsyncRunner", self._inner.arun)(ctx)  # this method is used only when it has one
         recorder = _Recorder(watchers, runners, ctx)
         try:
-            if ctx.__class__ is not runners._spec.ctx_type:
-                result = await arun(ctx)  # raises the error for a wrong context
+            if ctx.__class__ is not runners.spec.context:
+                result = await cast("AsyncRunner", runners.arun)(ctx)  # raises the error for a wrong context
             else:
-                result = await recorder.adrive(runners._steps(runners._spec, runners.hooks, ctx, None))
+                result = await recorder.adrive(runners.start(ctx))
         except BaseException as exc:
             recorder.finish(None, exc)
             raise

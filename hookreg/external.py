@@ -74,16 +74,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, final
 
-from hookreg._dispatch import _filtered_out
 from hookreg._errors import HookTypeError, HookValueError, StopRun
 from hookreg._log import log
 from hookreg._points import HookPoint, HookStyle
+from hookreg._registration import filtered_out as _filtered_out
 from hookreg._results import Decision, HookResult
 from hookreg._surface import HookRegistry, HookReturn
 
 if TYPE_CHECKING:
     from hookreg._context import RunContext, Scratchpad
-    from hookreg._registry import Inclusion
+    from hookreg._registration import Inclusion
 
 __all__ = ["Format", "load_hooks_config"]
 

@@ -69,7 +69,7 @@ if TYPE_CHECKING:
 
     from opentelemetry.util.types import AttributeValue
 
-    from hookreg import HookRegistry
+    from hookreg._surface import HookRegistry
 
 __all__ = ["Instrumentation", "instrument"]
 
@@ -109,7 +109,7 @@ def instrument(registry: HookRegistry, *, tracer_provider: otel_trace.TracerProv
     tracer = otel_trace.get_tracer("hookreg", tracer_provider=tracer_provider)
     with _LIVE_LOCK:
         for live in _live:
-            if live._registry is registry:
+            if live._registry is registry:  # noqa: SLF001 -- own class
                 msg = (
                     f"Cannot instrument {registry!r}: it is instrumented already ({live!r}), and a second "
                     "instrumentation would make every span twice. Call uninstrument() on that one first."

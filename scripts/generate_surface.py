@@ -1,7 +1,7 @@
-"""Generate hookreg/_surface.py: HookRegistry's typed per-point surface.
+"""Generate hookreg/_surface.py (HookRegistry's typed per-point surface) and make_context's overloads.
 
 Python's type system cannot derive a decorator per enum member, so the
-overloads are written out from the table below. Run after changing a point:
+overloads are written out from the per-point table in hookreg/_points.py. Run after changing a point:
 
     python scripts/generate_surface.py
 
@@ -10,67 +10,21 @@ tests/test_surface.py fails when the committed file differs from this output.
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 from pathlib import Path
 
-# member, context class, callback alias, what the callback returns, what dispatch returns
-POINTS = [
-    ("SETUP", "SetupContext", "SetupObserver", "None", "None"),
-    ("ON_SESSION_START", "OnSessionStartContext", "SessionStartObserver", "None", "None"),
-    ("USER_PROMPT_SUBMIT", "UserPromptSubmitContext", "UserPromptDecider", "HookResult", "HookResult"),
-    ("PRE_TURN", "PreTurnContext", "PreTurnDecider", "HookResult", "HookResult"),
-    ("PRE_MODEL_CALL", "PreModelCallContext", "ModelRequestPatcher", "RequestPatch | None", "RequestPatch"),
-    ("MODEL_SELECT", "ModelSelectContext", "ModelSelector", "str | None", "str"),
-    ("TEXT_DELTA", "TextDeltaContext", "TextDeltaObserver", "None", "None"),
-    ("REASONING_DELTA", "ReasoningDeltaContext", "ReasoningDeltaObserver", "None", "None"),
-    ("TOOL_CALL_DELTA", "ToolCallDeltaContext", "ToolCallDeltaObserver", "None", "None"),
-    ("MODEL_TURN_FINISHED", "ModelTurnFinishedContext", "TurnFinishedDecider", "TurnAction", "TurnAction"),
-    (
-        "INVALID_TOOL_CALL",
-        "InvalidToolCallContext",
-        "InvalidToolCallDecider",
-        "InvalidToolCallAction | None",
-        "InvalidToolCallAction",
-    ),
-    (
-        "TRANSFORM_TOOL_INPUT",
-        "PreToolCallDecideContext",
-        "ToolInputTransformer",
-        "Mapping[str, object] | None",
-        "Mapping[str, object]",
-    ),
-    ("PRE_TOOL_CALL_DECIDE", "PreToolCallDecideContext", "PreToolCallDecider", "HookResult", "HookResult"),
-    ("PERMISSION_DENIED", "PermissionDeniedContext", "PermissionDeniedObserver", "None", "None"),
-    ("POST_TOOL_CALL_FAILURE", "PostToolCallFailureContext", "ToolFailureObserver", "None", "None"),
-    ("ON_TOOL_ERROR", "OnToolErrorContext", "ToolErrorTransformer", "str | None", "str"),
-    ("TRANSFORM_TOOL_RESULT", "TransformToolResultContext", "ToolResultTransformer", "str | None", "str"),
-    ("POST_TOOL_CALL", "PostToolCallContext", "PostToolCallObserver", "None", "None"),
-    ("POST_TURN", "PostTurnContext", "PostTurnObserver", "None", "None"),
-    ("PRE_COMPACT", "PreCompactContext", "PreCompactObserver", "None", "None"),
-    ("ON_COMPACTION", "OnCompactionContext", "CompactionObserver", "None", "None"),
-    ("ON_INTERACTION", "OnInteractionContext", "InteractionDecider", "HookResult", "HookResult"),
-    ("SUBAGENT_START", "SubagentStartContext", "SubagentStartObserver", "None", "None"),
-    ("SUBAGENT_STOP", "SubagentStopContext", "SubagentStopObserver", "None", "None"),
-    ("NOTIFICATION", "NotificationContext", "NotificationObserver", "None", "None"),
-    ("STOP", "StopContext", "StopDecider", "HookResult", "HookResult"),
-    ("ON_SESSION_END", "OnSessionEndContext", "SessionEndObserver", "None", "None"),
-]
-TOOL_SCOPED = {
-    "TOOL_CALL_DELTA",
-    "INVALID_TOOL_CALL",
-    "TRANSFORM_TOOL_INPUT",
-    "PRE_TOOL_CALL_DECIDE",
-    "PERMISSION_DENIED",
-    "POST_TOOL_CALL_FAILURE",
-    "ON_TOOL_ERROR",
-    "TRANSFORM_TOOL_RESULT",
-    "POST_TOOL_CALL",
-    "ON_INTERACTION",
-}
-STYLES = {"Observer": "observe", "Decider": "decide"}
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hookreg._points import POINTS as TABLE
+from hookreg._points import HookStyle
+
+# member, context class, callback alias, what the callback returns, what dispatch returns: from the table
+POINTS = [(spec.point.name, spec.context.__name__, spec.alias, spec.expected, spec.gives) for spec in TABLE.values()]
+TOOL_SCOPED = {spec.point.name for spec in TABLE.values() if spec.is_tool_scoped}
+STYLES = {spec.alias: spec.style.value for spec in TABLE.values()}
 POLICY = {"decide": "DeciderOnError", "transform": "TransformerOnError", "observe": "ObserverOnError"}
-DISPATCH = {"decide": "decide", "transform": "transform", "observe": "notify"}
 SUMMARY = {
     "decide": "the first result that is not a pass wins",
     "transform": "each hook sees the previous result; ``None`` keeps it",
@@ -79,7 +33,7 @@ SUMMARY = {
 
 
 def style_of(alias: str) -> str:
-    return next((style for suffix, style in STYLES.items() if alias.endswith(suffix)), "transform")
+    return STYLES[alias]
 
 
 HEADER = '''\
@@ -93,13 +47,18 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, overload
 
+from hookreg import _dispatch
 from hookreg._context import (
 {contexts}
 )
-from hookreg._dispatch import OK, RAISED
-from hookreg._points import HookPoint, HookStyle
-from hookreg._registry import Registration, RegistryCore
-from hookreg._results import HookResult, InvalidToolCallAction, RequestPatch, TurnAction
+from hookreg._points import HookPoint
+from hookreg._registration import Registration
+from hookreg._registry import RegistryCore
+from hookreg._results import HookResult, InvalidToolCallAction, RequestPatch, ToolCallResolution, TurnAction
+
+if TYPE_CHECKING:
+    from hookreg._trace import Trace
+    from hookreg.policy import Policy, Rule
 
 __all__ = [
 {exported}
@@ -138,7 +97,40 @@ def generate() -> str:
     for style in ("decide", "transform", "observe"):
         out.append(dispatch(style, is_async=False))
         out.append(dispatch(style, is_async=True))
+    out.append(resolution())
+    out.append(others())
     return "".join(out)
+
+
+def others() -> str:
+    """The other hand-written methods, declared with their own signatures and docstrings."""
+    out = []
+    for method, function in (("trace", "trace"), ("describe", "describe"), ("use_policy", "use_policy")):
+        out.append(bound(method, f"\n    def {method}{signature(function)}:\n{docstring(function)}", function))
+    out.append(bound("_repr_html_", "\n    def _repr_html_(self) -> str: ...", "repr_html"))
+    return "".join(out)
+
+
+class _Shown:
+    """An annotation written as its source text (hookreg/_dispatch.py's annotations are strings)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def signature(function: str) -> str:
+    """The signature of the hand-written `function`, as source, with `self` unannotated."""
+    from hookreg import _dispatch  # noqa: PLC0415 -- the checkout's hookreg, on sys.path above
+
+    sig = inspect.signature(getattr(_dispatch, function))
+    params = [
+        p.replace(annotation=inspect.Parameter.empty if p.name == "self" else _Shown(p.annotation))
+        for p in sig.parameters.values()
+    ]
+    return str(sig.replace(parameters=params, return_annotation=_Shown(sig.return_annotation)))
 
 
 CLASS_HEAD = '''
@@ -160,8 +152,9 @@ class HookRegistry(RegistryCore):
 '''
 
 
-def options(member: str, policy: str) -> str:
-    tools = "        tools: str | Iterable[str] | None = None,\n" if member in TOOL_SCOPED else ""
+def options(member: str | None, policy: str) -> str:
+    """The keyword options; `tools=` at a tool-scoped point, and at any point (`None`, the catch-alls)."""
+    tools = "        tools: str | Iterable[str] | None = None,\n" if member is None or member in TOOL_SCOPED else ""
     return (
         "        name: str | None = None,\n"
         "        priority: int = 0,\n"
@@ -231,7 +224,7 @@ def register() -> str:
         /,
         *,
 {options(member, policy)}    ) -> Registration: ...""")
-    generic = options("PRE_TOOL_CALL_DECIDE", "str")
+    generic = options(None, "str")
     # The catch-alls take any point, so their hook must take any context: `object`, not `Any`, which
     # would let a hook for another point's context through at a literal point whose own overload refused it.
     for point_type in ("HookPoint", "str"):
@@ -288,8 +281,7 @@ def register() -> str:
 
 
 def dispatch(style: str, *, is_async: bool) -> str:
-    method = ("a" if is_async else "") + DISPATCH[style]
-    enum_style = style.upper()
+    method = ("a" if is_async else "") + HookStyle(style).method
     out = []
     for member, ctx, alias, _, gives in POINTS:
         if style_of(alias) == style:
@@ -297,84 +289,108 @@ def dispatch(style: str, *, is_async: bool) -> str:
             out.append(f"""
     @overload
     {prefix} {method}(self, point: Literal[HookPoint.{member}], ctx: {ctx}, /) -> {gives}: ...""")
-    out = [typing_only("".join(out))]
-    doc = DOCS[style]
-    if is_async:
-        head = f'''
-    async def {method}(self, point: HookPoint, ctx: object, /) -> Any:
-        """{doc}
+    prefix = "async def" if is_async else "def"
+    out.append(f"""
+    {prefix} {method}(self, point: HookPoint, ctx: object, /) -> Any:
+{docstring(method)}""")
+    return bound(method, "".join(out))
 
-        Async hooks are awaited, with their timeouts; sync hooks are called inline.
-        """'''
-        # A plan holding an async hook never runs inline: its runners await it.
-        leave = """arun = plan[4].arun
-            return plan[4].run(ctx) if arun is None else await arun(ctx)"""
-    else:
-        head = f'''
-    def {method}(self, point: HookPoint, ctx: object, /) -> Any:
-        """{doc}"""'''
-        leave = "return plan[4].run(ctx)"
-    # Transforms and observers pass with None: `is not None` is one instruction less per hook.
-    passed = "passed" if style == "decide" else "None"
-    load_passed = "\n            passed = plan[2]" if style == "decide" else ""
-    out.append(f'''{head}
-        # The inline loop: while every hook passes, nothing else runs. The first
-        # hook that does anything else hands its outcome to the rules. The plan
-        # is (context class, callables, pass value, result when all pass,
-        # runners); indexing it is faster than unpacking it.
-        try:
-            plan = self._{DISPATCH[style]}[point]
-        except (KeyError, TypeError):
-            self._misdirected(point, HookStyle.{enum_style}, "{method}")
-        if ctx.__class__ is not plan[0]:
-            {leave}
-        fns = plan[1]
-        if fns:  # iterating an empty tuple costs more than this test{load_passed}
-            try:
-                for fn in fns:
-                    result = fn(ctx)
-                    if result is not {passed}:
-                        break
-                else:
-                    {FINISH[style]}
-            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return plan[4].resume(ctx, fn, (RAISED, exc))
-            return plan[4].resume(ctx, fn, (OK, result))
-        {FINISH[style]}
-''')
+
+def docstring(method: str) -> str:
+    """The docstring of the hand-written `method` in hookreg/_dispatch.py, for readers of the declaration."""
+    from hookreg import _dispatch  # noqa: PLC0415 -- the checkout's hookreg, on sys.path above
+
+    text = inspect.getdoc(getattr(_dispatch, method)) or ""
+    lines = text.splitlines()
+    body = "".join(f"\n        {line}" if line else "\n" for line in lines[1:])
+    return f'        """{lines[0]}{body}\n        """' if len(lines) > 1 else f'        """{text}"""'
+
+
+def bound(method: str, declarations: str, function: str | None = None) -> str:
+    """Declare `method` for type checkers; at run time, bind the hand-written function of hookreg/_dispatch.py."""
+    indented = "".join(f"    {line}" if line.strip() else line for line in declarations.splitlines(keepends=True))
+    return f"\n    if TYPE_CHECKING:{indented}\n    else:\n        {method} = _dispatch.{function or method}\n"
+
+
+def resolution() -> str:
+    out = []
+    for is_async in (False, True):
+        prefix = "async def" if is_async else "def"
+        method = ("a" if is_async else "") + "resolve_tool_call"
+        out.append(
+            bound(
+                method,
+                f"""
+    {prefix} {method}(self, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
+{docstring(method)}""",
+            )
+        )
     return "".join(out)
 
 
-# What a dispatch returns when every hook passed. A transform returns its subject,
-# read through the slot alias `_subject` that hookreg/_dispatch.py gives every
-# transform context: one specialized attribute read, where getattr() is a builtin call.
-FINISH = {
-    "decide": "return plan[3]",
-    "transform": "return ctx._subject  # type: ignore[attr-defined]  # every transform context has it",
-    "observe": "return None",
-}
-DOCS = {
-    "decide": "Run the gates of `point` in order; return the first result that is not a pass.",
-    "transform": "Chain the transforms of `point`; return the final subject (the original object when unchanged).",
-    "observe": "Call every observer of `point`, in order.",
-}
+CONTEXTS_HEADER = '''\
+"""make_context's per-point overloads: each point gives its own context class to type checkers.
+
+Generated by scripts/generate_surface.py from hookreg's per-point table; do not edit by hand.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Literal, overload
+
+    from hookreg import (
+        HookPoint,
+{contexts}
+    )
+'''
+
+
+def generate_contexts() -> str:
+    """hookreg/testing/_contexts.py: `make_context` with one overload per point, bound to the helper at run time."""
+    contexts = sorted({ctx for _, ctx, *_ in POINTS})
+    out = [CONTEXTS_HEADER.format(contexts="\n".join(f"        {c}," for c in contexts))]
+    for member, ctx, *_ in POINTS:
+        out.append(f"""
+    @overload
+    def make_context(point: Literal[HookPoint.{member}], /, **fields: object) -> {ctx}: ...""")
+    out.append("""
+    @overload
+    def make_context(point: HookPoint | str, /, **fields: object) -> object: ...
+    def make_context(point: HookPoint | str, /, **fields: object) -> object: ...
+else:
+    from hookreg.testing._helpers import make_context
+
+__all__ = ["make_context"]
+""")
+    return "".join(out)
 
 
 def main() -> None:
     root = Path(__file__).resolve().parent.parent
-    target = root / "hookreg" / "_surface.py"
-    formatted = subprocess.run(
-        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(target), "-"],
-        input=generate(),
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=root,
-    )
-    text = formatted.stdout
-    if "--check" in sys.argv:
-        sys.exit(0 if target.read_text() == text else 1)
-    target.write_text(text)
+    targets = {
+        root / "hookreg" / "_surface.py": generate(),
+        root / "hookreg" / "testing" / "_contexts.py": generate_contexts(),
+    }
+    stale = []
+    for target, source in targets.items():
+        formatted = subprocess.run(
+            [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(target), "-"],
+            input=source,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=root,
+        )
+        text = formatted.stdout
+        if "--check" in sys.argv:
+            if not target.exists() or target.read_text() != text:
+                stale.append(target)
+        else:
+            target.write_text(text)
+    sys.exit(1 if stale else 0)
 
 
 if __name__ == "__main__":

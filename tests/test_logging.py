@@ -162,7 +162,7 @@ def test_a_record_is_plain_text_with_fields_in_extra(records: list[logging.LogRe
         "error": "raised ZeroDivisionError",
     }
     assert failed.args == ()
-    assert failed.module == "_dispatch"  # where hookreg logged the failure, not the logging helper
+    assert failed.module == "_rules"  # where hookreg logged the failure, not the logging helper
     assert "\x1b" not in failed.getMessage()
 
 

@@ -83,11 +83,11 @@ def test_the_inline_plan_is_back_when_the_last_trace_closes() -> None:
     inline = registry._decide[GATE]
     with registry.trace():
         with registry.trace():
-            assert registry._decide[GATE][0] is not PreToolCallDecideContext
-        assert registry._decide[GATE][0] is not PreToolCallDecideContext
-    assert registry._decide[GATE][0] is PreToolCallDecideContext
-    assert registry._decide[GATE][1] == inline[1]
-    assert registry._tracing == 0
+            assert registry._decide[GATE].ctx_type is not PreToolCallDecideContext
+        assert registry._decide[GATE].ctx_type is not PreToolCallDecideContext
+    assert registry._decide[GATE].ctx_type is PreToolCallDecideContext
+    assert registry._decide[GATE].fns == inline.fns
+    assert not registry._wrappers
 
 
 def test_outcomes_name_what_each_kind_of_hook_did() -> None:
@@ -420,8 +420,8 @@ def test_a_trace_closed_in_another_context_still_closes() -> None:
     trace = registry.trace()
     contextvars.copy_context().run(trace.__enter__)
     trace.__exit__(None, None, None)
-    assert registry._tracing == 0
-    assert registry._decide[GATE][0] is PreToolCallDecideContext
+    assert not registry._wrappers
+    assert registry._decide[GATE].ctx_type is PreToolCallDecideContext
     assert "closed" in repr(trace)
 
 
@@ -501,8 +501,8 @@ def test_start_and_stop_span_contexts_like_notebook_cells() -> None:
     registry.decide(GATE, call("after"))
     assert [record.tool_name for record in trace] == ["next-cell", "thread"]
     assert not trace.is_open
-    assert registry._tracing == 0
-    assert registry._decide[GATE][0] is PreToolCallDecideContext
+    assert not registry._wrappers
+    assert registry._decide[GATE].ctx_type is PreToolCallDecideContext
 
 
 def test_a_stopped_trace_stays_closed() -> None:
@@ -538,7 +538,7 @@ def test_stop_inside_the_block_closes_it() -> None:
         trace.stop()
         registry.notify(HookPoint.NOTIFICATION, NotificationContext(message="2"))
     assert len(trace) == 1
-    assert registry._tracing == 0
+    assert not registry._wrappers
 
 
 def test_each_record_says_what_the_dispatch_was_about() -> None:

@@ -7,7 +7,8 @@ The adapter conformance kit is `hookreg.testing.conformance`.
 
 from hookreg._trace import DispatchRecord, HookCall, Trace
 from hookreg.testing._assertions import assert_allowed, assert_asks, assert_denied, assert_hooks_called
-from hookreg.testing._helpers import acall_hook, acall_point, call_hook, call_point, make_context
+from hookreg.testing._contexts import make_context
+from hookreg.testing._helpers import acall_hook, acall_point, call_hook, call_point
 from hookreg.testing._recording import RecordingObserver
 
 __all__ = [

@@ -4,47 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Final, Literal, TypeVar, overload
+from typing import Final, TypeVar
 
 from hookreg import (
     FinishReason,
     HookPoint,
     HookRegistry,
-    HookStyle,
-    InvalidToolCallContext,
+    HookTypeError,
     Message,
-    ModelSelectContext,
-    ModelTurnFinishedContext,
-    NotificationContext,
-    OnCompactionContext,
-    OnInteractionContext,
-    OnSessionEndContext,
-    OnSessionStartContext,
-    OnToolErrorContext,
-    PermissionDeniedContext,
-    PostToolCallContext,
-    PostToolCallFailureContext,
-    PostTurnContext,
-    PreCompactContext,
-    PreModelCallContext,
-    PreToolCallDecideContext,
-    PreTurnContext,
-    ReasoningDeltaContext,
     RequestPatch,
     RunOutcome,
-    SetupContext,
-    StopContext,
-    SubagentStartContext,
-    SubagentStopContext,
-    TextDeltaContext,
-    ToolCallDeltaContext,
     ToolErrorKind,
-    TransformToolResultContext,
-    UserPromptSubmitContext,
 )
-from hookreg._dispatch import _SPECS, _wrong_return, async_refusal, wrong_context
-from hookreg._errors import HookTypeError
-from hookreg._registry import Registration, _is_async, _name_of, as_point
+from hookreg._plan import async_refusal
+from hookreg._points import POINTS
+from hookreg._registration import Registration, as_point, is_async, name_of
+from hookreg._rules import wrong_context, wrong_return
 from hookreg._trace import DispatchRecord
 
 __all__ = ["acall_hook", "acall_point", "call_hook", "call_point", "make_context"]
@@ -101,68 +76,6 @@ _DEFAULTS: Final[dict[str, Callable[[], object]]] = {
 }
 
 
-@overload
-def make_context(point: Literal[HookPoint.SETUP], /, **fields: object) -> SetupContext: ...
-@overload
-def make_context(point: Literal[HookPoint.ON_SESSION_START], /, **fields: object) -> OnSessionStartContext: ...
-@overload
-def make_context(point: Literal[HookPoint.USER_PROMPT_SUBMIT], /, **fields: object) -> UserPromptSubmitContext: ...
-@overload
-def make_context(point: Literal[HookPoint.PRE_TURN], /, **fields: object) -> PreTurnContext: ...
-@overload
-def make_context(point: Literal[HookPoint.PRE_MODEL_CALL], /, **fields: object) -> PreModelCallContext: ...
-@overload
-def make_context(point: Literal[HookPoint.MODEL_SELECT], /, **fields: object) -> ModelSelectContext: ...
-@overload
-def make_context(point: Literal[HookPoint.TEXT_DELTA], /, **fields: object) -> TextDeltaContext: ...
-@overload
-def make_context(point: Literal[HookPoint.REASONING_DELTA], /, **fields: object) -> ReasoningDeltaContext: ...
-@overload
-def make_context(point: Literal[HookPoint.TOOL_CALL_DELTA], /, **fields: object) -> ToolCallDeltaContext: ...
-@overload
-def make_context(point: Literal[HookPoint.MODEL_TURN_FINISHED], /, **fields: object) -> ModelTurnFinishedContext: ...
-@overload
-def make_context(point: Literal[HookPoint.INVALID_TOOL_CALL], /, **fields: object) -> InvalidToolCallContext: ...
-@overload
-def make_context(point: Literal[HookPoint.TRANSFORM_TOOL_INPUT], /, **fields: object) -> PreToolCallDecideContext: ...
-@overload
-def make_context(point: Literal[HookPoint.PRE_TOOL_CALL_DECIDE], /, **fields: object) -> PreToolCallDecideContext: ...
-@overload
-def make_context(point: Literal[HookPoint.PERMISSION_DENIED], /, **fields: object) -> PermissionDeniedContext: ...
-@overload
-def make_context(
-    point: Literal[HookPoint.POST_TOOL_CALL_FAILURE], /, **fields: object
-) -> PostToolCallFailureContext: ...
-@overload
-def make_context(point: Literal[HookPoint.ON_TOOL_ERROR], /, **fields: object) -> OnToolErrorContext: ...
-@overload
-def make_context(
-    point: Literal[HookPoint.TRANSFORM_TOOL_RESULT], /, **fields: object
-) -> TransformToolResultContext: ...
-@overload
-def make_context(point: Literal[HookPoint.POST_TOOL_CALL], /, **fields: object) -> PostToolCallContext: ...
-@overload
-def make_context(point: Literal[HookPoint.POST_TURN], /, **fields: object) -> PostTurnContext: ...
-@overload
-def make_context(point: Literal[HookPoint.PRE_COMPACT], /, **fields: object) -> PreCompactContext: ...
-@overload
-def make_context(point: Literal[HookPoint.ON_COMPACTION], /, **fields: object) -> OnCompactionContext: ...
-@overload
-def make_context(point: Literal[HookPoint.ON_INTERACTION], /, **fields: object) -> OnInteractionContext: ...
-@overload
-def make_context(point: Literal[HookPoint.SUBAGENT_START], /, **fields: object) -> SubagentStartContext: ...
-@overload
-def make_context(point: Literal[HookPoint.SUBAGENT_STOP], /, **fields: object) -> SubagentStopContext: ...
-@overload
-def make_context(point: Literal[HookPoint.NOTIFICATION], /, **fields: object) -> NotificationContext: ...
-@overload
-def make_context(point: Literal[HookPoint.STOP], /, **fields: object) -> StopContext: ...
-@overload
-def make_context(point: Literal[HookPoint.ON_SESSION_END], /, **fields: object) -> OnSessionEndContext: ...
-
-
-@overload
-def make_context(point: HookPoint | str, /, **fields: object) -> object: ...
 def make_context(point: HookPoint | str, /, **fields: object) -> object:
     """Build `point`'s context: every field you leave out gets a plain default.
 
@@ -186,14 +99,15 @@ def make_context(point: HookPoint | str, /, **fields: object) -> object:
             f"Cannot make a {context.__name__} for {hook_point}: it has no field(s) {unknown}. Its fields are {names}."
         )
         raise HookTypeError(msg, point=hook_point)
-    values = {name: fields[name] if name in fields else _default(hook_point, name) for name in names if name != "run"}
+    kinds = {f.name: f.type for f in dataclasses.fields(context)}
+    values = {name: fields[name] if name in fields else _default(name, kinds[name]) for name in names if name != "run"}
     if "run" in fields:
         values["run"] = fields["run"]
     return context(**values)
 
 
-def _default(point: HookPoint, name: str) -> object:
-    if name == "error" and point is HookPoint.INVALID_TOOL_CALL:
+def _default(name: str, kind: object) -> object:
+    if name == "error" and kind == "str":  # what went wrong, in words (invalid_tool_call), not an exception
         return "unknown tool"
     return _DEFAULTS[name]()
 
@@ -210,9 +124,9 @@ def _context(point: HookPoint, ctx: object, fields: dict[str, object]) -> object
 
 
 def _checked(point: HookPoint, fn: object, value: object) -> object:
-    spec = _SPECS[point]
+    spec = POINTS[point]
     if not spec.accepts(value):
-        raise _wrong_return(spec, Registration(point=point, name=_name_of(fn), callback=fn), value)
+        raise wrong_return(spec, Registration(point=point, name=name_of(fn), callback=fn), value)
     return value
 
 
@@ -235,8 +149,8 @@ def call_hook(
         AsyncHookError: `fn` is async: use `acall_hook`.
     """
     hook_point = as_point(point, f"call {fn!r}")
-    if _is_async(fn):
-        raise async_refusal(hook_point, Registration(name=_name_of(fn), callback=fn), "acall_hook")
+    if is_async(fn):
+        raise async_refusal(hook_point, Registration(name=name_of(fn), callback=fn), "acall_hook")
     value = fn(_context(hook_point, ctx, fields))  # type: ignore[arg-type]  # built for the point
     return _checked(hook_point, fn, value)  # type: ignore[return-value]  # checked for the point
 
@@ -248,9 +162,6 @@ async def acall_hook(
     hook_point = as_point(point, f"call {fn!r}")
     value: object = await fn(_context(hook_point, ctx, fields))  # type: ignore[arg-type]  # built for the point
     return _checked(hook_point, fn, value)  # type: ignore[return-value]  # checked for the point
-
-
-_METHODS: Final = {HookStyle.DECIDE: "decide", HookStyle.TRANSFORM: "transform", HookStyle.OBSERVE: "notify"}
 
 
 def _prepare(
@@ -278,7 +189,7 @@ def call_point(
         'wait'
     """
     hook_point, context = _prepare(registry, point, ctx, fields)
-    dispatch: Callable[[HookPoint, object], object] = getattr(registry, _METHODS[hook_point.style])
+    dispatch: Callable[[HookPoint, object], object] = getattr(registry, hook_point.style.method)
     with registry.trace() as trace:
         dispatch(hook_point, context)
     return trace[0]
@@ -289,7 +200,7 @@ async def acall_point(
 ) -> DispatchRecord:
     """The async twin of `call_point`: awaits async hooks, calls sync ones inline."""
     hook_point, context = _prepare(registry, point, ctx, fields)
-    dispatch: Callable[[HookPoint, object], Awaitable[object]] = getattr(registry, "a" + _METHODS[hook_point.style])
+    dispatch: Callable[[HookPoint, object], Awaitable[object]] = getattr(registry, hook_point.style.amethod)
     with registry.trace() as trace:
         await dispatch(hook_point, context)
     return trace[0]

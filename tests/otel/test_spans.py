@@ -338,7 +338,7 @@ def test_uninstrument_stops_the_spans_and_the_context_manager_does_it_on_exit(sp
     """After uninstrument() (or the with block) dispatches make no span; uninstrumenting twice does nothing."""
     registry = HookRegistry()
     registry.register(GATE, lambda ctx: HookResult.allow(), name="gate")
-    inline = registry._decide[GATE][0]
+    inline = registry._decide[GATE].ctx_type
     instrumentation = hookreg.otel.instrument(registry, tracer_provider=spans.provider)
     assert instrumentation.is_instrumented
     assert repr(instrumentation) == f"<Instrumentation of {registry!r}: instrumented>"
@@ -349,7 +349,7 @@ def test_uninstrument_stops_the_spans_and_the_context_manager_does_it_on_exit(sp
     assert len(spans.finished) == 1
     assert not instrumentation.is_instrumented
     assert repr(instrumentation).endswith(": uninstrumented>")
-    assert registry._decide[GATE][0] is inline  # the inline loop is back: nothing is paid any more
+    assert registry._decide[GATE].ctx_type is inline  # the inline loop is back: nothing is paid any more
     with hookreg.otel.instrument(registry, tracer_provider=spans.provider) as again:
         registry.decide(GATE, tool_call())
     registry.decide(GATE, tool_call())

@@ -178,14 +178,14 @@ def test_unwatching_brings_the_inline_plan_back_only_when_nobody_watches(log: Lo
     """A registry leaves the inline loop while watched, and gets it back when the last watcher stops."""
     registry = HookRegistry()
     registry.register(GATE, lambda ctx: HookResult.allow(), name="gate")
-    inline = registry._decide[GATE][0]
+    inline = registry._decide[GATE].ctx_type
     watch(log, registry)
     with registry.trace():
         unwatch(log)
-        assert registry._decide[GATE][0] is not inline
-    assert registry._decide[GATE][0] is inline
+        assert registry._decide[GATE].ctx_type is not inline
+    assert registry._decide[GATE].ctx_type is inline
     unwatch(log)  # a second time does nothing
-    assert registry._tracing == 0
+    assert not registry._wrappers
 
 
 def test_a_watcher_watches_one_reach_at_a_time(log: Log) -> None:
@@ -197,7 +197,7 @@ def test_a_watcher_watches_one_reach_at_a_time(log: Log) -> None:
             watch(log, second)
     finally:
         unwatch(log)
-    assert (first._tracing, second._tracing) == (0, 0)
+    assert (first._wrappers, second._wrappers) == ({}, {})
     watch(log, second)  # after unwatch, it may watch again
     unwatch(log)
 

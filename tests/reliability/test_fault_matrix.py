@@ -33,7 +33,7 @@ from hookreg import (
     StopRun,
     TurnAction,
 )
-from hookreg._dispatch import _SPECS  # the accepted-return label hook_failed's `error` names
+from hookreg._points import POINTS as _SPECS  # the accepted-return label hook_failed's `error` names
 
 from ._support import make_context
 

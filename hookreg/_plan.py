@@ -1,0 +1,274 @@
+"""Plan (what the inline loop reads), the runners that compile one point's hooks, and the drivers of the rules.
+
+`Runners` compiles one point of one registry: its `Plan`, read by attribute
+by the inline loops in `hookreg._dispatch`, and `run`/`resume`/`arun`, which
+hand a dispatch to the style's step generator (`hookreg._rules`) through a
+driver: `drive` calls hooks inline, `adrive` awaits async ones. Both take the
+call as a parameter, so that tracing times each call through the very same
+drivers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Protocol, cast, final
+
+from hookreg._errors import AsyncHookError
+from hookreg._points import POINTS, HookPoint
+from hookreg._registration import async_path, is_filtered
+from hookreg._rules import (
+    OK,
+    RAISED,
+    STEPS,
+    TIMED_OUT,
+    Outcome,
+    Steps,
+    StopIterationError,
+    calls_hooks,
+    machinery,
+    wrong_context,
+)
+
+if TYPE_CHECKING:
+    from hookreg._registration import Registration
+
+__all__ = [
+    "AsyncRunner",
+    "Plan",
+    "Runner",
+    "Runners",
+    "SlowRunner",
+    "acall_hook",
+    "adrive",
+    "async_refusal",
+    "call_hook",
+    "drive",
+]
+
+AsyncRunner = Callable[[Any], Coroutine[Any, Any, Any]]
+
+
+class SlowRunner(Protocol):
+    """Who runs a whole dispatch when the inline loop cannot: `run`, and `arun` when some hook awaits."""
+
+    @property
+    def arun(self) -> AsyncRunner | None: ...
+    def run(self, ctx: object) -> object: ...
+
+
+class Runner(SlowRunner, Protocol):
+    """Who takes a dispatch over from the inline loop: a `SlowRunner` that can also resume at a hook."""
+
+    def resume(self, ctx: object, fn: object, outcome: Outcome) -> object: ...
+
+
+# --- drivers: who makes the calls ---------------------------------------------
+
+
+@calls_hooks
+def call_hook(reg: Registration, ctx: object) -> Outcome:
+    """Call a sync hook: what it returned, or the exception it raised (a BaseException passes)."""
+    try:
+        return OK, reg.callback(ctx)
+    except Exception as exc:  # noqa: BLE001 -- handed to the policy
+        return RAISED, exc
+
+
+@calls_hooks
+def drive(steps: Steps, call: Callable[[Registration, object], Outcome] | None = None) -> Any:
+    """Run `steps`, calling each hook inline: with `call` when given (tracing times each call), else as `call_hook`."""
+    try:
+        reg, ctx = next(steps)
+        if call is not None:
+            while True:
+                reg, ctx = steps.send(call(reg, ctx))
+        while True:
+            try:  # call_hook's body, inline: a transform chain makes one call fewer per hook
+                outcome = OK, reg.callback(ctx)
+            except Exception as exc:  # noqa: BLE001 -- handed to the policy
+                outcome = RAISED, exc
+            reg, ctx = steps.send(outcome)
+    except StopIteration as done:
+        return done.value
+    except StopIterationError as carried:
+        stop_iteration = carried.exc
+    raise stop_iteration
+
+
+async def adrive(steps: Steps, acall: Callable[[Registration, object], Awaitable[Outcome]] | None = None) -> Any:
+    """Run `steps`, awaiting async hooks (with their timeouts) and calling sync ones inline, with `acall`.
+
+    A hook that swallows the cancellation of the task running the dispatch and
+    returns does not end it: dispatch raises `CancelledError` instead of
+    reading what the hook returned or calling the next hook. A hook that
+    raises instead has its exception go through the rules as usual.
+    """
+    import asyncio  # noqa: PLC0415 -- deferred: importing asyncio would double the cost of `import hookreg`
+
+    acall = acall or acall_hook
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # driven by another event loop than asyncio's: no task to watch
+        task = None
+    cancelling = task.cancelling() if task is not None else 0
+    try:
+        reg, ctx = next(steps)
+        while True:
+            outcome = await acall(reg, ctx)
+            if task is not None:
+                if outcome[0] == OK:
+                    if task.cancelling() > cancelling:  # the hook swallowed a cancellation and returned
+                        raise asyncio.CancelledError
+                else:
+                    # A hook whose TaskGroup saw a task fail leaves the count raised on Python 3.11
+                    # (fixed in 3.12): what it raised is its outcome, and the count starts again.
+                    cancelling = task.cancelling()
+            reg, ctx = steps.send(outcome)
+    except StopIteration as done:
+        return done.value
+    except StopIterationError as carried:
+        stop_iteration = carried.exc
+    raise stop_iteration
+
+
+@calls_hooks
+async def acall_hook(reg: Registration, ctx: object) -> Outcome:
+    acall = async_path(reg)
+    if acall is None:
+        return call_hook(reg, ctx)
+    if reg.timeout is None:
+        try:
+            return OK, await cast("Awaitable[object]", acall(ctx))
+        except Exception as exc:  # noqa: BLE001 -- handed to the policy
+            return RAISED, _unwrapped(exc)
+    import asyncio  # noqa: PLC0415 -- deferred: importing asyncio would double the cost of `import hookreg`
+
+    deadline = asyncio.timeout(reg.timeout)
+    try:
+        async with deadline:
+            value = await cast("Awaitable[object]", acall(ctx))
+    except Exception as exc:  # noqa: BLE001 -- handed to the policy
+        # Only an exception the deadline caused is a timeout: one a hook raised itself, even
+        # late, is its failure as it stands (it names what went wrong).
+        return (TIMED_OUT if deadline.expired() else RAISED), _unwrapped(exc)
+    # A hook that swallowed its cancellation, or blocked the event loop past its
+    # deadline (so the deadline could not fire), and returned late still timed out:
+    # never a pass. Measured on the loop's clock, as the deadline is.
+    late = deadline.expired() or asyncio.get_running_loop().time() >= cast("float", deadline.when())
+    return (TIMED_OUT, TimeoutError()) if late else (OK, value)
+
+
+def _unwrapped(exc: Exception) -> Exception:
+    """An ``async def`` hook's StopIteration, which Python wrapped in a RuntimeError; else `exc` itself."""
+    cause = exc.__cause__
+    if type(exc) is RuntimeError and isinstance(cause, StopIteration) and str(exc) == "coroutine raised StopIteration":
+        return cause
+    return exc
+
+
+# --- compiling a point's hooks into runners -------------------------------------
+
+
+@final
+class Plan:
+    """What the inline loop of a dispatch reads, by attribute: one point of one registry.
+
+    Attributes:
+        ctx_type: The context class the inline loop accepts; `_Slow` sends every dispatch to `runners`.
+        fns: The hooks' callables, in dispatch order.
+        passed: A decider's pass value (the loop leaves at the first other return).
+        done: The result when every hook passed (decide points).
+        runners: Who takes over when the inline loop cannot go on (a `Runner`).
+    """
+
+    __slots__ = ("ctx_type", "done", "fns", "passed", "runners")
+
+    def __init__(
+        self, ctx_type: type, fns: tuple[Callable[[Any], Any], ...], passed: object, done: object, runners: Runner
+    ) -> None:
+        self.ctx_type = ctx_type
+        self.fns = fns
+        self.passed = passed
+        self.done = done
+        self.runners = runners
+
+    def detour(self, runners: SlowRunner) -> Plan:
+        """This plan with every dispatch sent to `runners`, never run inline (what the trace slot installs)."""
+        # Never resumed: the inline loop never runs a plan whose context class is _Slow.
+        return Plan(_Slow, self.fns, self.passed, self.done, cast("Runner", runners))
+
+
+class _Slow:
+    """Stands in for the context class in a plan the inline loop must not run."""
+
+
+@final
+class Runners:
+    """One point of one registry, compiled: its hooks and how to dispatch them.
+
+    The dispatch methods of HookRegistry run `plan` inline when they can;
+    a plan whose context class is `_Slow` sends every dispatch to `run`.
+
+    Attributes:
+        hooks: The hooks, in dispatch order.
+        async_hook: The first async hook, which a sync dispatch refuses; or ``None``.
+        plan: What the inline loop needs.
+        arun: The async runner, or ``None`` when no hook has an async path
+            (the sync dispatch then serves the async one). Dual-path hooks
+            have one: they keep the plan out of the inline loop, so the async
+            surface awaits their ``acall`` while the sync surface calls them.
+    """
+
+    __slots__ = ("_filtered", "_position", "arun", "async_hook", "hooks", "plan", "spec", "steps")
+
+    def __init__(self, point: HookPoint, hooks: tuple[Registration, ...]) -> None:
+        spec = self.spec = POINTS[point]
+        steps = self.steps = STEPS[spec.style]
+        self.hooks = hooks
+        self.async_hook = next((reg for reg in hooks if reg.is_async), None)
+        fns = tuple(reg.callback for reg in hooks)
+        self._position = {id(fn): i for i, fn in enumerate(fns)}
+        awaits = any(async_path(reg) is not None for reg in hooks)
+        inline = not awaits and len(self._position) == len(fns)
+        filtered = self._filtered = any(is_filtered(reg) for reg in hooks)
+        inline = inline and not filtered
+        done = spec.all_passed if fns else spec.no_hook  # transforms return their subject instead
+        self.plan = Plan(spec.context if inline else _Slow, fns, spec.passed, done, self)
+        self.arun: AsyncRunner | None = None
+        if awaits:
+
+            async def arun(ctx: object) -> object:
+                if ctx.__class__ is not spec.context:
+                    raise wrong_context(point, ctx)
+                return await adrive(steps(spec, hooks, ctx, None, filtered))
+
+            self.arun = arun
+
+    def run(self, ctx: object) -> object:
+        """Dispatch synchronously without the inline loop (filters, repeats, async, a wrong context)."""
+        spec = self.spec
+        if ctx.__class__ is not spec.context:
+            raise wrong_context(spec.point, ctx)
+        if self.async_hook is not None:
+            raise async_refusal(spec.point, self.async_hook, spec.style.amethod)
+        return drive(self.start(ctx))
+
+    def resume(self, ctx: object, fn: object, outcome: Outcome) -> object:
+        """Take over from the inline loop at hook `fn`, whose call produced `outcome`."""
+        return drive(self.steps(self.spec, self.hooks[self._position[id(fn)] :], ctx, outcome, self._filtered))
+
+    def start(self, ctx: object) -> Steps:
+        """The rules of a whole dispatch of `ctx`, for a driver to run (`drive`, `adrive`, or tracing's)."""
+        return self.steps(self.spec, self.hooks, ctx, None, self._filtered)
+
+
+def async_refusal(point: HookPoint, reg: Registration, method: str) -> AsyncHookError:
+    """Build the error for a sync dispatch of `point`, which holds async hook `reg`."""
+    msg = (
+        f"Cannot dispatch {point} synchronously: hook {reg.name!r} is async. "
+        f"Call `await registry.{method}(...)` instead."
+    )
+    return AsyncHookError(msg, point=point, callback=reg.callback)
+
+
+machinery(globals())

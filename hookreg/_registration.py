@@ -1,0 +1,445 @@
+"""Registration and Inclusion (the handles), and the validation of a hook and its options."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import itertools
+import threading
+import types
+import warnings
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
+
+from hookreg._errors import DuplicateHookWarning, HookSignatureError, HookTypeError, HookValueError
+from hookreg._patterns import parse_tool_pattern, tool_matcher
+from hookreg._points import HookPoint, HookStyle
+
+if TYPE_CHECKING:
+    from types import TracebackType
+    from typing import Self
+
+    from hookreg._surface import HookRegistry
+
+__all__ = [
+    "LOCK",
+    "Inclusion",
+    "Owner",
+    "Registration",
+    "as_point",
+    "async_path",
+    "detach",
+    "filtered_out",
+    "is_async",
+    "is_filtered",
+    "label",
+    "name_of",
+    "order",
+    "owner",
+    "predecessor",
+    "replace_handle",
+    "validate",
+]
+
+
+class Owner(Protocol):
+    """The registry a Registration or an Inclusion belongs to: hookreg._registry.RegistryCore."""
+
+    def _drop(self, reg: Registration) -> None: ...
+    def _exclude(self, inclusion: Inclusion) -> None: ...
+
+
+# One lock for every registry: an inclusion links two registries' plans, and
+# registration is rare enough that one lock costs nothing.
+LOCK: Final = threading.RLock()
+_ORDER: Final = itertools.count()
+
+_POLICIES: Final = {
+    HookStyle.DECIDE: ("deny", "raise", "ignore"),
+    HookStyle.TRANSFORM: ("raise", "ignore"),
+    HookStyle.OBSERVE: ("ignore", "raise"),
+}
+
+
+def as_point(point: object, doing: str) -> HookPoint:
+    """Return `point` as a HookPoint, or raise naming what was being done."""
+    if isinstance(point, HookPoint):
+        return point
+    if isinstance(point, str):
+        try:
+            return HookPoint(point)
+        except ValueError:
+            import difflib  # noqa: PLC0415 -- only on this error path
+
+            values = [p.value for p in HookPoint]
+            close = [v for v in values if point and point in v] or difflib.get_close_matches(point, values)
+            hint = f"Did you mean {' or '.join(map(repr, close[:3]))}?" if close else "See `list(HookPoint)`."
+            msg = f"Cannot {doing}: {point!r} is not a hook point. {hint}"
+            raise HookValueError(msg, point=point) from None
+    msg = f"Cannot {doing}: the point must be a HookPoint or its value string, not {type(point).__name__}."
+    raise HookTypeError(msg)
+
+
+@final
+class Registration:
+    """A registered hook; also a handle to remove it.
+
+    Use it as a context manager to remove the hook on exit. Its attributes are
+    read-only: to change an option, register again with the same `name`.
+
+    Attributes:
+        point: Where the hook is registered.
+        name: Its name (by default the callable's qualified name; not unique).
+        callback: The callable itself.
+        priority: Higher runs first.
+        tools: The ``tools=`` patterns, or ``None`` for every tool.
+        on_error: The failure policy.
+        timeout: Seconds an async hook may take, or ``None``.
+        is_async: Whether the callable is async. A dual-path hook (sync
+            ``__call__`` plus ``async def acall``) is not: a sync dispatch calls it.
+    """
+
+    __slots__ = (
+        "_async_path",
+        "_matcher",
+        "_order",
+        "_registry",
+        "callback",
+        "is_async",
+        "name",
+        "on_error",
+        "point",
+        "priority",
+        "timeout",
+        "tools",
+    )
+
+    point: HookPoint
+    name: str
+    callback: Callable[[Any], object]
+    priority: int
+    tools: tuple[str, ...] | None
+    on_error: str
+    timeout: float | None
+    is_async: bool
+    _async_path: Callable[[Any], Any] | None  # what the async surface awaits: see _async_path_of
+    _matcher: Callable[[Any], bool] | None
+    _order: int
+    _registry: Owner | None
+
+    def __init__(self, **values: object) -> None:
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        msg = f"Cannot set {name!r} on {self!r}: a Registration is read-only. Register again with the same name=."
+        raise AttributeError(msg)
+
+    def remove(self) -> bool:
+        """Remove the hook; ``False`` when it was already gone (removed, replaced or cleared)."""
+        with LOCK:
+            registry = self._registry
+            if registry is None:
+                return False
+            registry._drop(self)  # noqa: SLF001 -- the owning registry removes what it owns
+            return True
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.remove()
+
+    def __repr__(self) -> str:
+        return f"<Registration {self.point.value} {self.name!r} priority={self.priority}>"
+
+
+@final
+class Inclusion:
+    """A live inclusion of one registry into another; also a handle to undo it.
+
+    Attributes:
+        registry: The included registry.
+        priority: Its position among the including registry's hooks.
+    """
+
+    __slots__ = ("_order", "_parent", "priority", "registry")
+
+    def __init__(self, parent: Owner, registry: HookRegistry, priority: int) -> None:
+        self._parent: Owner | None = parent
+        self._order = next(_ORDER)
+        self.registry: HookRegistry = registry
+        self.priority: int = priority
+
+    def remove(self) -> bool:
+        """Undo the inclusion; ``False`` when it was already undone or cleared."""
+        with LOCK:
+            parent = self._parent
+            if parent is None:
+                return False
+            parent._exclude(self)  # noqa: SLF001 -- the owning registry removes what it owns
+            return True
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.remove()
+
+    def __repr__(self) -> str:
+        return f"<Inclusion of {self.registry!r} priority={self.priority}>"
+
+
+_MAX_TIMEOUT: Final = 1e9  # seconds (about 31 years): asyncio cannot schedule much further
+
+
+def name_of(fn: object) -> str:
+    target = fn
+    while isinstance(target, functools.partial):
+        target = target.func
+    name = getattr(target, "__qualname__", None)
+    if not isinstance(name, str):
+        name = type(target).__qualname__
+    return f"partial({name})" if target is not fn else name
+
+
+def label(fn: object) -> str:
+    """How messages name a hook: its name when callable, else its repr."""
+    return repr(name_of(fn)) if callable(fn) else repr(fn)
+
+
+def is_async(fn: object) -> bool:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.iscoroutinefunction(fn):
+        return True
+    if inspect.isfunction(fn) or inspect.ismethod(fn) or isinstance(fn, type):
+        return False
+    return inspect.iscoroutinefunction(type(fn).__call__)
+
+
+def _async_path_of(fn: Callable[..., object], fn_is_async: bool) -> Callable[..., Any] | None:
+    """What the async surface awaits: `fn` itself when async, a dual-path hook's `acall`, else ``None`` (sync)."""
+    if fn_is_async:
+        return fn
+    acall = getattr(fn, "acall", None)
+    return acall if acall is not None and is_async(acall) else None
+
+
+def _takes_one_argument(fn: Callable[..., object]) -> bool:
+    """Whether `fn` can be called with one positional argument (builtins without a signature are trusted)."""
+    if type(fn) is types.FunctionType and not hasattr(fn, "__wrapped__"):
+        # The common case, read off the code object: inspect.signature costs ~15 us.
+        code = fn.__code__
+        required = code.co_argcount - len(fn.__defaults__ or ())
+        accepts = code.co_argcount >= 1 or bool(code.co_flags & inspect.CO_VARARGS)
+        return required <= 1 and accepts and code.co_kwonlyargcount == len(fn.__kwdefaults__ or ())
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return True
+    try:
+        signature.bind(None)
+    except TypeError:
+        return False
+    return True
+
+
+def _same_callable(a: object, b: object) -> bool:
+    """Whether `a` and `b` are the very same callable (a bound method: the same function of the same object)."""
+    if a is b:
+        return True
+    return (
+        isinstance(a, types.MethodType)
+        and isinstance(b, types.MethodType)
+        and a.__self__ is b.__self__
+        and a.__func__ is b.__func__
+    )
+
+
+def _rerun_key(fn: object) -> tuple[str, str] | None:
+    """The ``(__module__, __qualname__)`` by which a re-run notebook cell's function replaces its predecessor.
+
+    Only a plain function defined at module level has one: a lambda, a closure
+    (a factory makes many distinct hooks, whatever their names), a nested
+    function, a partial, a bound method or a callable object gives ``None`` and
+    never replaces implicitly. A function decorated by a wrapper is a closure.
+    """
+    if not isinstance(fn, types.FunctionType) or fn.__closure__ is not None:
+        return None
+    module, qualname = fn.__module__, fn.__qualname__
+    if not isinstance(module, str) or "<" in qualname:  # <locals>, <lambda>
+        return None
+    return module, qualname
+
+
+def predecessor(hooks: list[Registration], fn: object, name: str | None, stacklevel: int) -> Registration | None:
+    """The registration that registering `fn` as `name` replaces, if any (DESIGN §4, Replacement).
+
+    An explicit `name` replaces the earliest hook of that name. Without one,
+    a module-level function replaces the earliest hook whose callback is
+    another function of the same ``__module__`` and ``__qualname__``: the
+    same cell run again, edited or not. The very same callable registered
+    again is not replaced but registered twice, with a warning.
+    """
+    if name is not None:
+        return next((r for r in hooks if r.name == name), None)
+    same = next((r for r in hooks if _same_callable(r.callback, fn)), None)
+    if same is not None:
+        msg = (
+            f"{same.name!r} is already registered at {same.point}; registering the same callable again "
+            f"runs it twice. Pass name={same.name!r} to replace it instead, or a distinct name= to keep both."
+        )
+        warnings.warn(msg, DuplicateHookWarning, stacklevel=stacklevel)
+        return None
+    key = _rerun_key(fn)
+    if key is None:
+        return None
+    return next((r for r in hooks if _rerun_key(r.callback) == key), None)
+
+
+def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each with its message
+    owner: Owner,
+    point: HookPoint,
+    fn: object,
+    name: str | None,
+    priority: int,
+    tools: str | Iterable[str] | None,
+    on_error: str | None,
+    timeout: float | None,
+) -> Registration:
+    what = f"register {label(fn)} at {point}"
+
+    def type_error(msg: str) -> HookTypeError:
+        return HookTypeError(f"Cannot {what}: {msg}", point=point, callback=fn)
+
+    def value_error(msg: str) -> HookValueError:
+        return HookValueError(f"Cannot {what}: {msg}", point=point, callback=fn)
+
+    if not callable(fn):
+        msg = f"Cannot {what}: it is not callable. Pass a function taking one {point.context.__name__}."
+        raise HookSignatureError(msg, point=point, callback=fn)
+    if not _takes_one_argument(fn):
+        msg = (
+            f"Cannot {what}: it must accept exactly one positional argument, the "
+            f"{point.context.__name__}, but its signature is {inspect.signature(fn)}. "
+            "Read what you need from that one context."
+        )
+        raise HookSignatureError(msg, point=point, callback=fn)
+    if name is not None and not isinstance(name, str):
+        raise type_error(f"name= must be a str, not {type(name).__name__}.")
+    if name is not None and not name.strip():
+        raise value_error(
+            f"name={name!r} is empty or blank. Give a name with a visible character, or omit name= to use "
+            "the function's name."
+        )
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        raise type_error(f"priority= must be an int, not {type(priority).__name__}.")
+    policies = _POLICIES[point.style]
+    if on_error is not None and not isinstance(on_error, str):
+        raise type_error(f"on_error= must be one of {policies}, not {type(on_error).__name__}.")
+    if on_error is not None and on_error not in policies:
+        raise value_error(f"on_error={on_error!r} does not apply to {point.style} hooks. Use one of {policies}.")
+    patterns = matcher = None
+    if tools is not None:
+        if not point.is_tool_scoped:
+            raise value_error(f"tools= applies only to tool-scoped points; {point} has no tool_name. Remove tools=.")
+        if not isinstance(tools, str | Iterable):
+            raise type_error(f"tools= must be a str or an iterable of str, not {type(tools).__name__}.")
+        patterns = (tools,) if isinstance(tools, str) else tuple(tools)
+        wrong = next((p for p in patterns if not isinstance(p, str)), None)
+        if wrong is not None:
+            raise type_error(f"tools= must hold only str tool names or globs, not {type(wrong).__name__}.")
+        if not patterns or not all(patterns):
+            raise value_error("tools= must be non-empty tool names or globs. Omit tools= to match every tool.")
+        parsed = tuple(parse_tool_pattern(p, value_error) for p in patterns)
+        with_args = next((p for p in parsed if p.key is not None), None)
+        if with_args is not None and not any(f.name == "args" for f in dataclasses.fields(point.context)):
+            raise value_error(
+                f"tools={with_args.text!r} tests an argument, but {point.context.__name__} carries no args, "
+                f"so the hook would never run. Use the bare tool name {with_args.name!r}."
+            )
+        matcher = tool_matcher(parsed)
+    hook_is_async = is_async(fn)
+    async_path = _async_path_of(fn, hook_is_async)
+    if async_path is not None and async_path is not fn and not _takes_one_argument(async_path):
+        msg = (
+            f"Cannot {what}: its async path `acall` must accept exactly one positional argument, the "
+            f"{point.context.__name__}, but its signature is {inspect.signature(async_path)}."
+        )
+        raise HookSignatureError(msg, point=point, callback=fn)
+    if timeout is not None:
+        if not isinstance(timeout, int | float) or isinstance(timeout, bool):
+            raise type_error(f"timeout= must be a number of seconds, not {type(timeout).__name__}.")
+        if async_path is None:
+            raise value_error(
+                "timeout= applies only to async callables (an async def, or an object with an "
+                "`async def acall` beside its __call__). Make the hook async or drop timeout=."
+            )
+        if not 0 < timeout <= _MAX_TIMEOUT:  # compared exactly: no float conversion to overflow
+            shown = repr(timeout) if isinstance(timeout, float) or abs(timeout) <= _MAX_TIMEOUT else "a huge int"
+            raise value_error(f"timeout={shown} must be a positive, finite number of seconds, at most 1e9.")
+    return Registration(
+        point=point,
+        name=name if name is not None else name_of(fn),
+        callback=fn,
+        priority=priority,
+        tools=patterns,
+        on_error=on_error if on_error is not None else policies[0],
+        timeout=float(timeout) if timeout is not None else None,
+        is_async=hook_is_async,
+        _async_path=async_path,
+        _matcher=matcher,
+        _order=next(_ORDER),
+        _registry=owner,
+    )
+
+
+def filtered_out(reg: Registration, ctx: Any) -> bool:
+    """Whether `reg`'s ``tools=`` patterns keep it from running on `ctx` (the rules ask before each call)."""
+    matcher = reg._matcher  # noqa: SLF001 -- own classes
+    return matcher is not None and not matcher(ctx)
+
+
+# --- what the registry core and dispatch read and change on a handle ------------
+# Registration and Inclusion keep these fields private (they are no part of the
+# public handle); these functions are the only way other modules reach them.
+
+
+def is_filtered(reg: Registration) -> bool:
+    """Whether `reg` has ``tools=`` patterns (so the inline loop cannot run it)."""
+    return reg._matcher is not None  # noqa: SLF001 -- own classes
+
+
+def async_path(reg: Registration) -> Callable[[Any], Any] | None:
+    """What the async surface awaits for `reg`: its callable when async, a dual-path hook's ``acall``, else ``None``."""
+    return reg._async_path  # noqa: SLF001 -- own classes
+
+
+def order(handle: Registration | Inclusion) -> int:
+    """When `handle` was made: equal priorities run in this order (a replacement keeps its predecessor's)."""
+    return handle._order  # noqa: SLF001 -- own classes
+
+
+def owner(reg: Registration) -> Owner | None:
+    """The registry `reg` belongs to, or ``None`` once it was removed, replaced or cleared."""
+    return reg._registry  # noqa: SLF001 -- own classes
+
+
+def replace_handle(old: Registration, new: Registration) -> None:
+    """Give `new` the place of `old`, which no longer belongs to its registry."""
+    object.__setattr__(new, "_order", old._order)  # noqa: SLF001 -- own classes
+    object.__setattr__(old, "_registry", None)
+
+
+def detach(handle: Registration | Inclusion) -> None:
+    """Mark `handle` as removed: removing it again does nothing."""
+    if isinstance(handle, Inclusion):
+        handle._parent = None  # noqa: SLF001 -- own classes
+    else:
+        object.__setattr__(handle, "_registry", None)

@@ -1,0 +1,172 @@
+"""The module layers of STYLE.md: each core module imports only modules below it; consumers import public names.
+
+Every import counts: at module level, under ``TYPE_CHECKING`` and inside functions.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "hookreg"
+
+# Bottom to top; modules on one line may not import each other unless listed in that order.
+LAYERS: list[tuple[str, ...]] = [
+    ("hookreg._errors",),
+    ("hookreg._log",),
+    ("hookreg._results",),
+    ("hookreg._context",),
+    ("hookreg._points",),
+    ("hookreg._patterns",),
+    ("hookreg._registration",),
+    ("hookreg._rules",),
+    ("hookreg._plan",),
+    ("hookreg._registry",),
+    ("hookreg._display",),
+    ("hookreg._trace",),
+    ("hookreg.policy",),
+    ("hookreg._dispatch",),
+    ("hookreg._surface",),
+    ("hookreg._lifecycle",),
+    ("hookreg.external",),
+    ("hookreg.otel",),
+    ("hookreg",),
+]
+RANK = {module: rank for rank, layer in enumerate(LAYERS) for module in layer}
+
+# Annotation-only references upward, under TYPE_CHECKING: the handles a registry returns name the
+# generated `HookRegistry` (Inclusion.registry), which Python's typing cannot name from below it.
+ANNOTATIONS_ONLY = {
+    ("hookreg._registration", "hookreg._surface"),
+    ("hookreg._registry", "hookreg._surface"),
+}
+
+# What consumers may import: the public modules, hookreg._lifecycle, and their own package.
+PUBLIC = {
+    "hookreg",
+    "hookreg.policy",
+    "hookreg.external",
+    "hookreg.otel",
+    "hookreg.testing",
+    "hookreg.harness",
+    "hookreg._lifecycle",
+}
+CONSUMERS = ("hookreg.testing", "hookreg.harness", "hookreg.adapters", "hookreg.__main__")
+
+# Private imports consumers still make, each listed: the list can only shrink (a fixed one must be removed).
+KNOWN_PRIVATE = {
+    # The trace records' public home is hookreg.testing, which re-exports them from where they are built.
+    ("hookreg.testing", "hookreg._trace"),
+    ("hookreg.testing._assertions", "hookreg._trace"),
+    ("hookreg.testing._helpers", "hookreg._trace"),
+    ("hookreg.testing.plugin", "hookreg._trace"),
+    # call_hook checks a hook's return and refuses as dispatch does, with dispatch's own rules.
+    ("hookreg.testing._helpers", "hookreg._plan"),
+    ("hookreg.testing._helpers", "hookreg._points"),
+    ("hookreg.testing._helpers", "hookreg._registration"),
+    ("hookreg.testing._helpers", "hookreg._rules"),
+    # The command line prints the per-point table, with the tables' short hook names.
+    ("hookreg.__main__", "hookreg._display"),
+    ("hookreg.__main__", "hookreg._points"),
+    # The harness tells async tools from sync ones as registration tells hooks.
+    ("hookreg.harness._tools", "hookreg._registration"),
+    # The adapters, until they import public names.
+    ("hookreg.adapters", "hookreg._context"),
+    ("hookreg.adapters", "hookreg._points"),
+    ("hookreg.adapters", "hookreg._surface"),
+    ("hookreg.adapters.openai_agents", "hookreg._context"),
+    ("hookreg.adapters.openai_agents", "hookreg._errors"),
+    ("hookreg.adapters.openai_agents", "hookreg._points"),
+    ("hookreg.adapters.openai_agents", "hookreg._results"),
+    ("hookreg.adapters.openai_agents", "hookreg._surface"),
+    ("hookreg.adapters.pydantic_ai", "hookreg._context"),
+    ("hookreg.adapters.pydantic_ai", "hookreg._errors"),
+    ("hookreg.adapters.pydantic_ai", "hookreg._points"),
+    ("hookreg.adapters.pydantic_ai", "hookreg._results"),
+    ("hookreg.adapters.pydantic_ai", "hookreg._surface"),
+    ("hookreg.adapters.strands", "hookreg._context"),
+    ("hookreg.adapters.strands", "hookreg._errors"),
+    ("hookreg.adapters.strands", "hookreg._log"),
+    ("hookreg.adapters.strands", "hookreg._points"),
+    ("hookreg.adapters.strands", "hookreg._results"),
+    ("hookreg.adapters.strands", "hookreg._surface"),
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def is_module(name: str) -> bool:
+    relative = Path(*name.split("."))
+    return (ROOT / relative).with_suffix(".py").exists() or (ROOT / relative / "__init__.py").exists()
+
+
+def imports(path: Path) -> set[str]:
+    """Every hookreg module `path` imports, wherever the import statement is."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.split(".")[0] == "hookreg"}
+        elif isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
+            if node.module.split(".")[0] != "hookreg":
+                continue
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if is_module(sub) else node.module)
+    return found
+
+
+MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_every_module_has_a_place() -> None:
+    """Each module of hookreg is a core module in the layer order or a consumer."""
+    placed = {name for name in MODULES if name in RANK or name.startswith(CONSUMERS)}
+    assert placed == set(MODULES)
+
+
+@pytest.mark.parametrize("module", [name for name in MODULES if name in RANK])
+def test_a_core_module_imports_only_modules_below_it(module: str) -> None:
+    """A core module imports only core modules below it (TYPE_CHECKING and function-level imports too)."""
+    upward = {
+        imported
+        for imported in imports(MODULES[module])
+        if imported != module
+        and (imported not in RANK or RANK[imported] >= RANK[module])
+        and (module, imported) not in ANNOTATIONS_ONLY
+    }
+    assert not upward, f"{module} imports {sorted(upward)}, which are not below it in STYLE.md's order"
+
+
+def test_consumers_import_public_names() -> None:
+    """testing, harness and adapters import hookreg's public modules, hookreg._lifecycle and their own package."""
+    private = set()
+    for module, path in MODULES.items():
+        if not module.startswith(CONSUMERS):
+            continue
+        own = next(package for package in CONSUMERS if module.startswith(package))
+        for imported in imports(path):
+            if imported not in PUBLIC and not imported.startswith(own):
+                private.add((module, imported))
+    assert private == KNOWN_PRIVATE
+
+
+def test_the_core_touches_no_other_module_s_private_state() -> None:
+    """No core module imports an underscore name from another module (the private state of its owner)."""
+    offenders = []
+    for module, path in MODULES.items():
+        if module not in RANK:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("hookreg"):
+                offenders += [
+                    f"{module}: {node.module}.{alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("_") and not is_module(f"{node.module}.{alias.name}")
+                ]
+    assert not offenders
