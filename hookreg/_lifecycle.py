@@ -33,6 +33,7 @@ from hookreg._context import (
 from hookreg._errors import HookTypeError, HookValueError, StopRun
 from hookreg._log import log
 from hookreg._points import HookPoint
+from hookreg._registration import is_async
 from hookreg._results import Decision, FinishReason, HookResult, InvalidToolCallAction, ToolCallResolution
 from hookreg._surface import HookRegistry
 
@@ -52,6 +53,7 @@ __all__ = [
     "failed",
     "finish_reason",
     "gate",
+    "is_async",
     "log",
     "missing_framework",
     "outcome_for",

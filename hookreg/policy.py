@@ -220,7 +220,7 @@ class Policy:
         self._exact: dict[str, tuple[Rule, ...]] = {}
         for rule in ordered:
             if by_specificity and rule.is_specific:
-                name = rule._parsed.name
+                name = rule._parsed.name  # noqa: SLF001 -- a Rule, this module's own class
                 self._exact[name] = (*self._exact.get(name, ()), rule)
         self._wildcards = tuple(rule for rule in ordered if not (by_specificity and rule.is_specific))
 

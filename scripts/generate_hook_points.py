@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 from hookreg import HookPoint, HookRegistry, HookResult, HookStyle, InvalidToolCallAction, StopRun, TurnAction
-from hookreg._dispatch import _SPECS  # the one table of what each point's hooks may return
-from hookreg._registry import _POLICIES  # the on_error values each style allows, its default first
+from hookreg._points import POINTS  # the per-point table: what each point's hooks return and pass with
+from hookreg._registration import _POLICIES  # the on_error values each style allows, its default first
 from hookreg.testing import make_context
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "hook-points.md"
@@ -78,7 +78,7 @@ def _describe(value: object) -> str:
 
 def _pass_value(point: HookPoint) -> str:
     if point.style is HookStyle.DECIDE:
-        passing = _SPECS[point].fast_pass
+        passing = POINTS[point].passed
         if isinstance(passing, HookResult):
             text = "`HookResult.allow()`"
         elif isinstance(passing, TurnAction):
@@ -136,7 +136,7 @@ def render() -> str:
                 f"`@registry.{point.value}`",
                 point.style.value,
                 context,
-                f"`{_SPECS[point].expected}`",
+                f"`{POINTS[point].expected}`",
                 _pass_value(point),
                 _failure(point),
                 "✓" if point.is_tool_scoped else "—",

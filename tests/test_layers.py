@@ -71,28 +71,6 @@ KNOWN_PRIVATE = {
     # The command line prints the per-point table, with the tables' short hook names.
     ("hookreg.__main__", "hookreg._display"),
     ("hookreg.__main__", "hookreg._points"),
-    # The harness tells async tools from sync ones as registration tells hooks.
-    ("hookreg.harness._tools", "hookreg._registration"),
-    # The adapters, until they import public names.
-    ("hookreg.adapters", "hookreg._context"),
-    ("hookreg.adapters", "hookreg._points"),
-    ("hookreg.adapters", "hookreg._surface"),
-    ("hookreg.adapters.openai_agents", "hookreg._context"),
-    ("hookreg.adapters.openai_agents", "hookreg._errors"),
-    ("hookreg.adapters.openai_agents", "hookreg._points"),
-    ("hookreg.adapters.openai_agents", "hookreg._results"),
-    ("hookreg.adapters.openai_agents", "hookreg._surface"),
-    ("hookreg.adapters.pydantic_ai", "hookreg._context"),
-    ("hookreg.adapters.pydantic_ai", "hookreg._errors"),
-    ("hookreg.adapters.pydantic_ai", "hookreg._points"),
-    ("hookreg.adapters.pydantic_ai", "hookreg._results"),
-    ("hookreg.adapters.pydantic_ai", "hookreg._surface"),
-    ("hookreg.adapters.strands", "hookreg._context"),
-    ("hookreg.adapters.strands", "hookreg._errors"),
-    ("hookreg.adapters.strands", "hookreg._log"),
-    ("hookreg.adapters.strands", "hookreg._points"),
-    ("hookreg.adapters.strands", "hookreg._results"),
-    ("hookreg.adapters.strands", "hookreg._surface"),
 }
 
 

@@ -291,7 +291,7 @@ async def _append(agent: Any, *messages: Message) -> None:
     ``agent.messages`` bypasses them), so this calls ``Agent._append_messages``,
     the one function its event loop appends through. A test pins it.
     """
-    await agent._append_messages(*messages)  # private: see the docstring
+    await agent._append_messages(*messages)  # noqa: SLF001 -- Strands private, isolated here: see the docstring
 
 
 def _wrap_invocations(agent: Any, handler: Callable[..., AsyncGenerator[TypedEvent, None]]) -> None:

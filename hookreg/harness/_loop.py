@@ -422,7 +422,7 @@ class Harness:
                 )
                 raise HookTypeError(msg, callback=tool.fn)
             if tool.subagent is not None:
-                tool.subagent._refuse_async_tools(method)
+                tool.subagent._refuse_async_tools(method)  # noqa: SLF001 -- a Harness, this module's own class
 
     def __repr__(self) -> str:
         return f"Harness({self.name or self.model.name!r}, tools={sorted(self.tools)})"

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, final
 
 from hookreg import HookTypeError, HookValueError
-from hookreg._registration import is_async as _is_async
+from hookreg._lifecycle import is_async as _is_async
 
 if TYPE_CHECKING:
     from hookreg.harness._loop import Harness
