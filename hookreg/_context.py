@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import enum
 import os
-import threading
+from _thread import RLock  # threading's RLock, without importing threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, ParamSpec, TypeVar, cast, final
+from dataclasses import field
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, cast, final
 
 from hookreg._errors import HookTypeError, HookValueError
-from hookreg._results import FinishReason, Message, ReadOnlyDict, RequestPatch, read_only, wrong_type
+from hookreg._results import (
+    FACTORY,
+    FinishReason,
+    Message,
+    ReadOnlyDict,
+    RequestPatch,
+    read_only,
+    set_field,
+    value_class,
+    wrong_type,
+)
 
 __all__ = [
     "InvalidToolCallContext",
@@ -164,7 +174,7 @@ class Scratchpad:
 
     def __init__(self) -> None:
         self._values: dict[type, object] = {}
-        self._lock = threading.RLock()
+        self._lock = RLock()
         self._parent: Scratchpad | None = None
 
     def child(self) -> Scratchpad:
@@ -215,7 +225,7 @@ class Scratchpad:
     def __setstate__(self, state: dict[str, object]) -> None:
         for name, value in state.items():
             setattr(self, name, value)
-        self._lock = threading.RLock()
+        self._lock = RLock()
 
     def __repr__(self) -> str:
         return f"Scratchpad({', '.join(sorted(t.__name__ for t in self._values))})"
@@ -226,7 +236,7 @@ def _new_run_id() -> str:
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class RunContext:
     """The agent run a dispatch belongs to.
 
@@ -248,6 +258,30 @@ class RunContext:
     is_streaming: bool = False
     scratchpad: Scratchpad = field(default_factory=Scratchpad, compare=False)
     turn_scratchpad: Scratchpad = field(default=None, compare=False)  # type: ignore[assignment]  # None: a new child
+
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(  # noqa: PLR0913 -- one parameter per field
+            self,
+            *,
+            run_id: str = FACTORY,
+            session_id: str = "",
+            turn: int = 0,
+            depth: int = 0,
+            agent_name: str | None = None,
+            is_streaming: bool = False,
+            scratchpad: Scratchpad = FACTORY,
+            turn_scratchpad: Scratchpad = None,
+        ) -> None:
+            set_field(self, "run_id", _new_run_id() if run_id is FACTORY else run_id)
+            set_field(self, "session_id", session_id)
+            set_field(self, "turn", turn)
+            set_field(self, "depth", depth)
+            set_field(self, "agent_name", agent_name)
+            set_field(self, "is_streaming", is_streaming)
+            set_field(self, "scratchpad", Scratchpad() if scratchpad is FACTORY else scratchpad)
+            set_field(self, "turn_scratchpad", turn_scratchpad)
+            self.__post_init__()
 
     def __post_init__(self) -> None:
         if not self.session_id:
@@ -324,7 +358,7 @@ class ToolErrorKind(enum.StrEnum):
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True, slots=True)
 class RunOutcome:
     """How a run or a subagent ended."""
 
@@ -332,9 +366,18 @@ class RunOutcome:
     reason: str = ""
     turns: int = 0
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(
+            self, status: Literal["completed", "stopped", "failed", "cancelled"], reason: str = "", turns: int = 0
+        ) -> None:
+            set_field(self, "status", status)
+            set_field(self, "reason", reason)
+            set_field(self, "turns", turns)
+
 
 @final
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True, slots=True)
 class ToolCallRequest:
     """A tool call the model asked for; `args` is a read-only copy."""
 
@@ -342,20 +385,33 @@ class ToolCallRequest:
     tool_name: str
     args: Mapping[str, object]
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, call_id: str, tool_name: str, args: Mapping[str, object]) -> None:
+            set_field(self, "call_id", call_id)
+            set_field(self, "tool_name", tool_name)
+            set_field(self, "args", args)
+            self.__post_init__()
+
     def __post_init__(self) -> None:
         _freeze(self, maps=("args",))
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class SetupContext:
     """`setup`: once per harness, before the first session."""
 
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, run: RunContext = FACTORY) -> None:
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class OnSessionStartContext:
     """`on_session_start`: a session begins; `session_id` is the run's.
 
@@ -367,21 +423,35 @@ class OnSessionStartContext:
     goal: str
     run: RunContext = _SESSION_RUN
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, session_id: str = "", goal: str, run: RunContext = _SESSION_RUN) -> None:
+            set_field(self, "session_id", session_id)
+            set_field(self, "goal", goal)
+            set_field(self, "run", run)
+            self.__post_init__()
+
     def __post_init__(self) -> None:
         _bind_session(self)
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class UserPromptSubmitContext:
     """`user_prompt_submit`: the user's prompt, before anything runs."""
 
     content: str
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, content: str, run: RunContext = FACTORY) -> None:
+            set_field(self, "content", content)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class PreTurnContext:
     """`pre_turn`: a turn is about to start."""
 
@@ -389,10 +459,17 @@ class PreTurnContext:
     turn: int
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, prompt: str, turn: int, run: RunContext = FACTORY) -> None:
+            set_field(self, "prompt", prompt)
+            set_field(self, "turn", turn)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+
 
 @_transformed("patch")
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class PreModelCallContext:
     """`pre_model_call`: a model request is being prepared; `patch` is the merge so far."""
 
@@ -402,13 +479,25 @@ class PreModelCallContext:
     patch: RequestPatch
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(
+            self, *, prompt: str, history: Sequence[Message], turn: int, patch: RequestPatch, run: RunContext = FACTORY
+        ) -> None:
+            set_field(self, "prompt", prompt)
+            set_field(self, "history", history)
+            set_field(self, "turn", turn)
+            set_field(self, "patch", patch)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+            self.__post_init__()
+
     def __post_init__(self) -> None:
         _freeze(self, seqs=("history",))
 
 
 @_transformed("selected_model")
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class ModelSelectContext:
     """`model_select`: which model serves this request; `selected_model` is the pick so far."""
 
@@ -417,9 +506,19 @@ class ModelSelectContext:
     patch: RequestPatch
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(
+            self, *, default_model: str, selected_model: str, patch: RequestPatch, run: RunContext = FACTORY
+        ) -> None:
+            set_field(self, "default_model", default_model)
+            set_field(self, "selected_model", selected_model)
+            set_field(self, "patch", patch)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class TextDeltaContext:
     """`text_delta`: a chunk of streamed text."""
 
@@ -427,9 +526,16 @@ class TextDeltaContext:
     aggregated: str
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, delta: str, aggregated: str, run: RunContext = FACTORY) -> None:
+            set_field(self, "delta", delta)
+            set_field(self, "aggregated", aggregated)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class ReasoningDeltaContext:
     """`reasoning_delta`: a chunk of streamed reasoning."""
 
@@ -437,9 +543,16 @@ class ReasoningDeltaContext:
     aggregated: str
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, delta: str, aggregated: str, run: RunContext = FACTORY) -> None:
+            set_field(self, "delta", delta)
+            set_field(self, "aggregated", aggregated)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class ToolCallDeltaContext:
     """`tool_call_delta`: a chunk of a streamed tool call (the name may not be known yet)."""
 
@@ -448,12 +561,21 @@ class ToolCallDeltaContext:
     delta: str
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, call_id: str, tool_name: str | None, delta: str, run: RunContext = FACTORY) -> None:
+            set_field(self, "call_id", call_id)
+            set_field(self, "tool_name", tool_name)
+            set_field(self, "delta", delta)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+            self.__post_init__()
+
     def __post_init__(self) -> None:
         _tool_call(self, optional=True)
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class ModelTurnFinishedContext:
     """`model_turn_finished`: the model answered; decide what to do with the answer.
 
@@ -473,6 +595,34 @@ class ModelTurnFinishedContext:
     model: str | None = None
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(  # noqa: PLR0913 -- one parameter per field
+            self,
+            *,
+            turn: int,
+            text: str,
+            tool_calls: Sequence[ToolCallRequest],
+            finish_reason: FinishReason | None,
+            max_tokens: int | None,
+            usage: Mapping[str, int],
+            raw_finish_reason: str | None = None,
+            message_id: str | None = None,
+            model: str | None = None,
+            run: RunContext = FACTORY,
+        ) -> None:
+            set_field(self, "turn", turn)
+            set_field(self, "text", text)
+            set_field(self, "tool_calls", tool_calls)
+            set_field(self, "finish_reason", finish_reason)
+            set_field(self, "max_tokens", max_tokens)
+            set_field(self, "usage", usage)
+            set_field(self, "raw_finish_reason", raw_finish_reason)
+            set_field(self, "message_id", message_id)
+            set_field(self, "model", model)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+            self.__post_init__()
+
     def __post_init__(self) -> None:
         _freeze(self, maps=("usage",), seqs=("tool_calls",))
         reason: object = self.finish_reason
@@ -488,7 +638,7 @@ class ModelTurnFinishedContext:
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class InvalidToolCallContext:
     """`invalid_tool_call`: the model called an unknown tool or passed bad arguments.
 
@@ -504,13 +654,35 @@ class InvalidToolCallContext:
     raw_args: object = None
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(  # noqa: PLR0913 -- one parameter per field
+            self,
+            *,
+            tool_name: str,
+            args: Mapping[str, object],
+            call_id: str,
+            available_tools: Sequence[str],
+            error: str,
+            raw_args: object = None,
+            run: RunContext = FACTORY,
+        ) -> None:
+            set_field(self, "tool_name", tool_name)
+            set_field(self, "args", args)
+            set_field(self, "call_id", call_id)
+            set_field(self, "available_tools", available_tools)
+            set_field(self, "error", error)
+            set_field(self, "raw_args", raw_args)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+            self.__post_init__()
+
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",), seqs=("available_tools",))
 
 
 @_transformed("args")
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class PreToolCallDecideContext:
     """`transform_tool_input` and `pre_tool_call_decide`: a tool call about to run."""
 
@@ -518,6 +690,17 @@ class PreToolCallDecideContext:
     args: Mapping[str, object]
     call_id: str
     run: RunContext = field(default_factory=RunContext)
+
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(
+            self, *, tool_name: str, args: Mapping[str, object], call_id: str, run: RunContext = FACTORY
+        ) -> None:
+            set_field(self, "tool_name", tool_name)
+            set_field(self, "args", args)
+            set_field(self, "call_id", call_id)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+            self.__post_init__()
 
     def __post_init__(self) -> None:
         # _tool_call's rules with their common cases inline (one context per tool call):
@@ -529,7 +712,7 @@ class PreToolCallDecideContext:
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class PermissionDeniedContext:
     """`permission_denied`: a gate denied a tool call."""
 
@@ -540,12 +723,32 @@ class PermissionDeniedContext:
     decided_by: str | None
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(  # noqa: PLR0913 -- one parameter per field
+            self,
+            *,
+            tool_name: str,
+            args: Mapping[str, object],
+            call_id: str,
+            reason: str,
+            decided_by: str | None,
+            run: RunContext = FACTORY,
+        ) -> None:
+            set_field(self, "tool_name", tool_name)
+            set_field(self, "args", args)
+            set_field(self, "call_id", call_id)
+            set_field(self, "reason", reason)
+            set_field(self, "decided_by", decided_by)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+            self.__post_init__()
+
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",))
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class PostToolCallFailureContext:
     """`post_tool_call_failure`: a tool call failed."""
 
@@ -556,13 +759,33 @@ class PostToolCallFailureContext:
     duration_ms: float
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(  # noqa: PLR0913 -- one parameter per field
+            self,
+            *,
+            tool_name: str,
+            args: Mapping[str, object],
+            call_id: str,
+            error: BaseException,
+            duration_ms: float,
+            run: RunContext = FACTORY,
+        ) -> None:
+            set_field(self, "tool_name", tool_name)
+            set_field(self, "args", args)
+            set_field(self, "call_id", call_id)
+            set_field(self, "error", error)
+            set_field(self, "duration_ms", duration_ms)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+            self.__post_init__()
+
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",))
 
 
 @_transformed("message")
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class OnToolErrorContext:
     """`on_tool_error`: `message` is what the model will see about the failure, so far."""
 
@@ -574,13 +797,35 @@ class OnToolErrorContext:
     message: str
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(  # noqa: PLR0913 -- one parameter per field
+            self,
+            *,
+            tool_name: str,
+            args: Mapping[str, object],
+            call_id: str,
+            error: BaseException,
+            kind: ToolErrorKind,
+            message: str,
+            run: RunContext = FACTORY,
+        ) -> None:
+            set_field(self, "tool_name", tool_name)
+            set_field(self, "args", args)
+            set_field(self, "call_id", call_id)
+            set_field(self, "error", error)
+            set_field(self, "kind", kind)
+            set_field(self, "message", message)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+            self.__post_init__()
+
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",))
 
 
 @_transformed("presentation")
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class TransformToolResultContext:
     """`transform_tool_result`: `presentation` is what the model will see, so far."""
 
@@ -591,12 +836,32 @@ class TransformToolResultContext:
     presentation: str
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(  # noqa: PLR0913 -- one parameter per field
+            self,
+            *,
+            tool_name: str,
+            args: Mapping[str, object],
+            call_id: str,
+            raw_result: object,
+            presentation: str,
+            run: RunContext = FACTORY,
+        ) -> None:
+            set_field(self, "tool_name", tool_name)
+            set_field(self, "args", args)
+            set_field(self, "call_id", call_id)
+            set_field(self, "raw_result", raw_result)
+            set_field(self, "presentation", presentation)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+            self.__post_init__()
+
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",))
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class PostToolCallContext:
     """`post_tool_call`: a tool call finished; `result` is what the model saw."""
 
@@ -609,6 +874,30 @@ class PostToolCallContext:
     metadata: Mapping[str, object]
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(  # noqa: PLR0913 -- one parameter per field
+            self,
+            *,
+            tool_name: str,
+            args: Mapping[str, object],
+            call_id: str,
+            result: str,
+            raw_result: object,
+            duration_ms: float,
+            metadata: Mapping[str, object],
+            run: RunContext = FACTORY,
+        ) -> None:
+            set_field(self, "tool_name", tool_name)
+            set_field(self, "args", args)
+            set_field(self, "call_id", call_id)
+            set_field(self, "result", result)
+            set_field(self, "raw_result", raw_result)
+            set_field(self, "duration_ms", duration_ms)
+            set_field(self, "metadata", metadata)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+            self.__post_init__()
+
     def __post_init__(self) -> None:
         # As PreToolCallDecideContext: the common cases inline.
         if self.tool_name.__class__ is not str:
@@ -620,7 +909,7 @@ class PostToolCallContext:
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class PostTurnContext:
     """`post_turn`: a turn ended."""
 
@@ -628,9 +917,16 @@ class PostTurnContext:
     response_text: str
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, turn: int, response_text: str, run: RunContext = FACTORY) -> None:
+            set_field(self, "turn", turn)
+            set_field(self, "response_text", response_text)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class PreCompactContext:
     """`pre_compact`: the history is about to be compacted.
 
@@ -642,9 +938,16 @@ class PreCompactContext:
     message_count: int = 0
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, transcript_len: int, message_count: int = 0, run: RunContext = FACTORY) -> None:
+            set_field(self, "transcript_len", transcript_len)
+            set_field(self, "message_count", message_count)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class OnCompactionContext:
     """`on_compaction`: the history was compacted."""
 
@@ -652,9 +955,16 @@ class OnCompactionContext:
     summary_chars: int
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, removed: int, summary_chars: int, run: RunContext = FACTORY) -> None:
+            set_field(self, "removed", removed)
+            set_field(self, "summary_chars", summary_chars)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class OnInteractionContext:
     """`on_interaction`: a question for a human (for instance a gate's ``ask``)."""
 
@@ -663,12 +973,23 @@ class OnInteractionContext:
     tool_name: str | None
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(
+            self, *, question: str, options: Sequence[str], tool_name: str | None, run: RunContext = FACTORY
+        ) -> None:
+            set_field(self, "question", question)
+            set_field(self, "options", options)
+            set_field(self, "tool_name", tool_name)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+            self.__post_init__()
+
     def __post_init__(self) -> None:
         _tool_call(self, seqs=("options",), optional=True)
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class SubagentStartContext:
     """`subagent_start`: a nested agent run begins."""
 
@@ -676,9 +997,16 @@ class SubagentStartContext:
     depth: int
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, goal: str, depth: int, run: RunContext = FACTORY) -> None:
+            set_field(self, "goal", goal)
+            set_field(self, "depth", depth)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class SubagentStopContext:
     """`subagent_stop`: a nested agent run ended."""
 
@@ -686,18 +1014,31 @@ class SubagentStopContext:
     depth: int
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, outcome: RunOutcome, depth: int, run: RunContext = FACTORY) -> None:
+            set_field(self, "outcome", outcome)
+            set_field(self, "depth", depth)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class NotificationContext:
     """`notification`: a message for the user."""
 
     message: str
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, message: str, run: RunContext = FACTORY) -> None:
+            set_field(self, "message", message)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class StopContext:
     """`stop`: the agent wants to stop; a deny keeps it going."""
 
@@ -705,9 +1046,16 @@ class StopContext:
     continuation_count: int
     run: RunContext = field(default_factory=RunContext)
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, response_text: str, continuation_count: int, run: RunContext = FACTORY) -> None:
+            set_field(self, "response_text", response_text)
+            set_field(self, "continuation_count", continuation_count)
+            set_field(self, "run", RunContext() if run is FACTORY else run)
+
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class OnSessionEndContext:
     """`on_session_end`: a session ended; `session_id` is the run's.
 
@@ -718,6 +1066,14 @@ class OnSessionEndContext:
     session_id: str = ""
     outcome: RunOutcome
     run: RunContext = _SESSION_RUN
+
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, session_id: str = "", outcome: RunOutcome, run: RunContext = _SESSION_RUN) -> None:
+            set_field(self, "session_id", session_id)
+            set_field(self, "outcome", outcome)
+            set_field(self, "run", run)
+            self.__post_init__()
 
     def __post_init__(self) -> None:
         _bind_session(self)

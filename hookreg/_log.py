@@ -12,25 +12,40 @@ field names never collide with a LogRecord attribute). structlog is not
 imported for this. When the application has configured structlog, the
 event goes through its configuration (``structlog.testing.capture_logs()``
 sees it), bound to the same "hookreg" stdlib logger.
+
+`logging` itself is imported on the first event at WARNING or above, or at
+any level once the application has imported it: until then nothing can have
+configured it, so its defaults hold (WARNING and above reach stderr, nothing
+below is emitted), and ``import hookreg`` stays light.
 """
 
 from __future__ import annotations
 
-import logging
+import functools
 import sys
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    import logging
 
 __all__ = ["debug_enabled", "log", "render"]
 
-_stdlib_logger: Final = logging.getLogger("hookreg")
-_LEVELS: Final = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+_LEVELS: Final = {"debug": 10, "info": 20, "warning": 30, "error": 40}  # logging.DEBUG ... logging.ERROR
+_WARNING: Final = 30
 # A value is written bare unless it is empty or holds a space, a quote, a backslash or an "=": then it is quoted.
 _ESCAPES: Final = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
+@functools.cache
+def _logger() -> logging.Logger:
+    import logging  # noqa: PLC0415 -- on first use: keeps the import light
+
+    return logging.getLogger("hookreg")
+
+
 def debug_enabled() -> bool:
-    """Return whether the "hookreg" logger would emit a DEBUG record."""
-    return _stdlib_logger.isEnabledFor(logging.DEBUG)
+    """Return whether the "hookreg" logger would emit a DEBUG record (never before the application imports logging)."""
+    return "logging" in sys.modules and _logger().isEnabledFor(_LEVELS["debug"])
 
 
 def _value(value: object) -> str:
@@ -52,11 +67,14 @@ def log(level: str, event: str, **fields: Any) -> None:
     (``structlog.is_configured()``); a fresh proxy per event means no logger is
     ever cached, so configuration changes (and ``capture_logs``) apply at once.
     """
+    number = _LEVELS[level]
+    if number < _WARNING and "logging" not in sys.modules:
+        return  # logging's defaults: below WARNING, nothing is emitted
     structlog = sys.modules.get("structlog")
     if structlog is not None and structlog.is_configured():
-        getattr(structlog.wrap_logger(_stdlib_logger), level)(event, **fields)
+        getattr(structlog.wrap_logger(_logger()), level)(event, **fields)
         return
-    number = _LEVELS[level]
-    if _stdlib_logger.isEnabledFor(number):
+    logger = _logger()
+    if logger.isEnabledFor(number):
         # stacklevel=2: the record's location is the hookreg code that logged, not this function.
-        _stdlib_logger.log(number, render(event, fields), extra={"event": event, **fields}, stacklevel=2)
+        logger.log(number, render(event, fields), extra={"event": event, **fields}, stacklevel=2)

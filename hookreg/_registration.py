@@ -6,9 +6,9 @@ import dataclasses
 import functools
 import inspect
 import itertools
-import threading
 import types
 import warnings
+from _thread import RLock  # threading's RLock, without importing threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
@@ -52,7 +52,7 @@ class Owner(Protocol):
 
 # One lock for every registry: an inclusion links two registries' plans, and
 # registration is rare enough that one lock costs nothing.
-LOCK: Final = threading.RLock()
+LOCK: Final = RLock()
 _ORDER: Final = itertools.count()
 
 _POLICIES: Final = {

@@ -5,8 +5,9 @@ from __future__ import annotations
 import enum
 import reprlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Literal, NoReturn, TypeVar, cast, final, get_args
+from dataclasses import FrozenInstanceError, dataclass, field, fields
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, NoReturn, TypeVar, cast, final, get_args
 
 from hookreg._errors import HookTypeError, HookValueError
 from hookreg._log import log
@@ -20,13 +21,105 @@ __all__ = [
     "RequestPatch",
     "ToolCallResolution",
     "TurnAction",
+    "value_class",
 ]
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
+_T = TypeVar("_T")
 
 _short = reprlib.Repr()
 _short.maxother = 200  # a value's repr in an error message: a result's whole, a hostile one cut
+
+
+class _Factory:
+    """The default of a field that a factory fills in; it reads ``<factory>`` in a signature, as in a dataclass."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+FACTORY: Final[Any] = _Factory()
+"""What a written-out ``__init__`` takes as the default of a field with a ``default_factory``."""
+
+set_field: Final = object.__setattr__
+"""How a written-out ``__init__`` stores a field of a frozen class."""
+
+
+def _frozen_setattr(self: object, name: str, value: object) -> NoReturn:
+    msg = f"cannot assign to field {name!r}"
+    raise FrozenInstanceError(msg)
+
+
+def _frozen_delattr(self: object, name: str) -> NoReturn:
+    msg = f"cannot delete field {name!r}"
+    raise FrozenInstanceError(msg)
+
+
+def _getstate(self: Any) -> list[object]:
+    return [getattr(self, name) for name in self.__slots__]
+
+
+def _setstate(self: Any, state: list[object]) -> None:
+    for name, value in zip(self.__slots__, state, strict=True):
+        set_field(self, name, value)
+
+
+def _value_class(
+    *, frozen: Literal[True], slots: Literal[True], kw_only: bool = False
+) -> Callable[[type[_T]], type[_T]]:
+    """``@dataclass(frozen=True, slots=True)`` that compiles no code when hookreg is imported.
+
+    `dataclasses.dataclass` writes each class's ``__init__``, ``__repr__``,
+    ``__eq__``, ``__hash__``, ``__setattr__`` and ``__delattr__`` as source and
+    compiles it with `exec`: about 1 ms a class, most of ``import hookreg``.
+    Here the dataclass machinery only collects the fields (so `fields`,
+    `replace` and `asdict` work as on any dataclass), the class body holds its
+    ``__init__``, written out from the fields by ``scripts/generate_values.py``,
+    and the other methods are functions shared by every value class. Type
+    checkers see `dataclass` itself. Frozen as a dataclass is: assigning or
+    deleting a field raises `FrozenInstanceError`; ``__dataclass_params__``
+    says ``frozen=False`` (dataclass would refuse our ``__setattr__``).
+    """
+    del frozen, slots  # always: what type checkers are told, and what this builds
+
+    def build(cls: type[_T]) -> type[_T]:
+        cls = dataclass(init=False, repr=False, eq=False, slots=True, kw_only=kw_only)(cls)
+        compared = attrgetter(*(f.name for f in fields(cls) if f.compare))  # type: ignore[arg-type]  # a dataclass
+        shown = tuple(f.name for f in fields(cls) if f.repr)  # type: ignore[arg-type]  # a dataclass
+
+        def __eq__(self: object, other: object) -> bool:  # noqa: N807 -- the method it becomes
+            return compared(self) == compared(other) if other.__class__ is self.__class__ else NotImplemented
+
+        def __hash__(self: object) -> int:  # noqa: N807 -- the method it becomes
+            return hash(compared(self))
+
+        @reprlib.recursive_repr()
+        def __repr__(self: object) -> str:  # noqa: N807 -- the method it becomes
+            return f"{type(self).__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in shown)})"
+
+        methods = {
+            "__eq__": __eq__,
+            "__hash__": __hash__,
+            "__repr__": __repr__,
+            "__setattr__": _frozen_setattr,
+            "__delattr__": _frozen_delattr,
+            "__getstate__": _getstate,
+            "__setstate__": _setstate,
+        }
+        for name, method in methods.items():  # a value class defines none of them itself
+            setattr(cls, name, method)
+        return cls
+
+    return build
+
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass as value_class
+else:
+    value_class = _value_class
 
 
 @final
@@ -104,7 +197,7 @@ class Decision(enum.StrEnum):
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class HookResult:
     """The result of a gate: allow, deny or ask.
 
@@ -131,6 +224,17 @@ class HookResult:
     decided_by: str | None = field(default=None, compare=False)
 
     _ALLOW: ClassVar[HookResult]
+
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(
+            self, *, decision: Decision, reason: str = "", message: str = "", decided_by: str | None = None
+        ) -> None:
+            set_field(self, "decision", decision)
+            set_field(self, "reason", reason)
+            set_field(self, "message", message)
+            set_field(self, "decided_by", decided_by)
+            self.__post_init__()
 
     def __post_init__(self) -> None:
         if self.decision.__class__ is not Decision:
@@ -223,7 +327,7 @@ _SCHEMAS: dict[type[TurnAction | InvalidToolCallAction], _Schema] = {}
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class TurnAction:
     """What to do with a finished model turn.
 
@@ -241,6 +345,20 @@ class TurnAction:
     decided_by: str | None = field(default=None, compare=False)
 
     _CONTINUE: ClassVar[TurnAction]
+
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(
+            self,
+            *,
+            kind: Literal["continue", "repeat", "feedback"],
+            feedback: str | None = None,
+            decided_by: str | None = None,
+        ) -> None:
+            set_field(self, "kind", kind)
+            set_field(self, "feedback", feedback)
+            set_field(self, "decided_by", decided_by)
+            self.__post_init__()
 
     def __post_init__(self) -> None:
         _check_action(self)
@@ -269,7 +387,7 @@ TurnAction._CONTINUE = TurnAction(kind="continue")  # noqa: SLF001 -- own class
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class InvalidToolCallAction:
     """What to do with a call to an unknown tool or with bad arguments.
 
@@ -291,6 +409,24 @@ class InvalidToolCallAction:
     decided_by: str | None = field(default=None, compare=False)
 
     _FAIL: ClassVar[InvalidToolCallAction]
+
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(
+            self,
+            *,
+            kind: Literal["fail", "retry", "repair", "skip", "stop"],
+            feedback: str | None = None,
+            tool_name: str | None = None,
+            reason: str = "",
+            decided_by: str | None = None,
+        ) -> None:
+            set_field(self, "kind", kind)
+            set_field(self, "feedback", feedback)
+            set_field(self, "tool_name", tool_name)
+            set_field(self, "reason", reason)
+            set_field(self, "decided_by", decided_by)
+            self.__post_init__()
 
     def __post_init__(self) -> None:
         _check_action(self)
@@ -370,7 +506,7 @@ _FINISH_SPELLINGS: dict[str, FinishReason] = {
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@value_class(frozen=True, slots=True)
 class Message:
     """One message of the conversation history."""
 
@@ -379,9 +515,17 @@ class Message:
     name: str | None = None
     tool_call_id: str | None = None
 
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, role: str, content: str, name: str | None = None, tool_call_id: str | None = None) -> None:
+            set_field(self, "role", role)
+            set_field(self, "content", content)
+            set_field(self, "name", name)
+            set_field(self, "tool_call_id", tool_call_id)
+
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class RequestPatch:
     """Changes to one model request (per turn, never sticky); ``None`` means unset.
 
@@ -410,6 +554,30 @@ class RequestPatch:
     tool_choice: str | None = None
     active_tools: frozenset[str] | None = None
     messages: tuple[Message, ...] | None = None
+
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(  # noqa: PLR0913 -- one parameter per field
+            self,
+            *,
+            extra_context: tuple[str, ...] | None = None,
+            additional_params: Mapping[str, object] | None = None,
+            preamble: str | None = None,
+            temperature: float | None = None,
+            max_tokens: int | None = None,
+            tool_choice: str | None = None,
+            active_tools: frozenset[str] | None = None,
+            messages: tuple[Message, ...] | None = None,
+        ) -> None:
+            set_field(self, "extra_context", extra_context)
+            set_field(self, "additional_params", additional_params)
+            set_field(self, "preamble", preamble)
+            set_field(self, "temperature", temperature)
+            set_field(self, "max_tokens", max_tokens)
+            set_field(self, "tool_choice", tool_choice)
+            set_field(self, "active_tools", active_tools)
+            set_field(self, "messages", messages)
+            self.__post_init__()
 
     def __post_init__(self) -> None:
         for name, check in _PATCH_FIELDS.items():
@@ -512,7 +680,7 @@ _PATCH_FIELDS: dict[str, Callable[[str, Any], object]] = {
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value_class(frozen=True, slots=True, kw_only=True)
 class ToolCallResolution:
     """What `HookRegistry.resolve_tool_call` concluded about one tool call.
 
@@ -527,6 +695,14 @@ class ToolCallResolution:
     args: Mapping[str, object]
     result: HookResult
     rewritten: bool
+
+    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+
+        def __init__(self, *, args: Mapping[str, object], result: HookResult, rewritten: bool) -> None:
+            set_field(self, "args", args)
+            set_field(self, "result", result)
+            set_field(self, "rewritten", rewritten)
+            self.__post_init__()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "args", read_only(self.args, "ToolCallResolution", "args"))

@@ -21,7 +21,7 @@ from hookreg import (
     PreToolCallDecideContext,
     RequestPatch,
 )
-from hookreg._log import render
+from hookreg._log import debug_enabled, log, render
 
 GATE: Final = HookPoint.PRE_TOOL_CALL_DECIDE
 SECRET = "sk-live-0123456789"
@@ -84,6 +84,44 @@ def test_a_failure_prints_one_line_to_stderr_when_nothing_is_configured() -> Non
         'expected HookResult"',
         'hook_failed point=post_turn hook=broken exc_type=ZeroDivisionError error="raised ZeroDivisionError"',
     ]
+
+
+def test_logging_is_imported_only_when_something_is_to_be_emitted() -> None:
+    """``import hookreg``, registering and a deny import neither logging nor threading; a failure imports logging."""
+    code = (
+        "import sys\n"
+        "from hookreg import *\n"
+        "r = HookRegistry()\n"
+        "r.register('pre_tool_call_decide', lambda c: HookResult.deny('no'))\n"
+        "r.register('post_turn', lambda c: 1 / 0, name='broken')\n"
+        "r.decide(HookPoint.PRE_TOOL_CALL_DECIDE, PreToolCallDecideContext(tool_name='t', args={}, call_id='c'))\n"
+        "print(sorted({'logging', 'threading'} & set(sys.modules)))\n"
+        "r.notify(HookPoint.POST_TURN, PostTurnContext(turn=1, response_text=''))\n"
+        "print(sorted({'logging', 'threading'} & set(sys.modules)))\n"
+    )
+    done = run(code)
+    assert done.stdout.splitlines() == ["[]", "['logging', 'threading']"]
+    assert done.stderr.startswith("hook_failed point=post_turn hook=broken")
+
+
+def test_below_warning_nothing_is_imported_while_logging_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Until the application imports logging, DEBUG is off and an INFO event is dropped without importing it."""
+    monkeypatch.delitem(sys.modules, "logging")
+    assert not debug_enabled()
+    log("info", "hook_denied", point="pre_tool_call_decide")
+    assert "logging" not in sys.modules
+
+
+def test_logging_configured_after_the_import_gets_every_event() -> None:
+    """An application that imports hookreg first and configures DEBUG logging after gets the DEBUG events."""
+    code = (
+        "from hookreg import *\n"
+        "import logging, sys\n"
+        "logging.basicConfig(level=logging.DEBUG, stream=sys.stdout, format='%(name)s %(levelname)s %(message)s')\n"
+        "r = HookRegistry()\n"
+        "r.register('post_turn', lambda c: None, name='audit')\n"
+    )
+    assert run(code).stdout.startswith("hookreg DEBUG hook_registered point=post_turn hook=audit")
 
 
 def test_ordinary_logging_configuration_silences_it() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import json
 import operator
 import pickle
@@ -13,6 +14,7 @@ from typing import Any, cast
 
 import pytest
 
+import hookreg
 from hookreg import (
     Decision,
     HookPoint,
@@ -546,3 +548,72 @@ def test_contexts_built_in_a_chain_keep_the_caller_run() -> None:
     assert resolution.args == {"path": "/safe"}
     assert seen == [run, run]
     assert all(r is run for r in seen)
+
+
+# --- value classes: dataclasses whose methods are written out ------------------------------
+
+VALUE_CLASSES = sorted(
+    (obj for obj in vars(hookreg).values() if isinstance(obj, type) and dataclasses.is_dataclass(obj)),
+    key=lambda cls: cls.__name__,
+)
+
+
+def test_every_public_value_class_is_counted() -> None:
+    """The contexts, the results and the small values: 35 classes, each a dataclass."""
+    assert len(VALUE_CLASSES) == 35
+    assert {HookResult, RunContext, Message, PreToolCallDecideContext} <= set(VALUE_CLASSES)
+
+
+@pytest.mark.parametrize("cls", VALUE_CLASSES, ids=lambda cls: cls.__name__)
+def test_a_value_class_takes_exactly_its_fields(cls: type) -> None:
+    """Its ``__init__`` takes each field, keyword-only where the field is, with the field's default or factory."""
+    parameters = list(inspect.signature(cls).parameters.values())
+    fields = dataclasses.fields(cls)
+    assert [p.name for p in parameters] == [f.name for f in fields]
+    for parameter, field in zip(parameters, fields, strict=True):
+        kind = inspect.Parameter.KEYWORD_ONLY if field.kw_only else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        assert parameter.kind is kind
+        if field.default_factory is not dataclasses.MISSING:
+            assert repr(parameter.default) == "<factory>"
+        elif field.default is not dataclasses.MISSING:
+            assert parameter.default == field.default
+        else:
+            assert parameter.default is inspect.Parameter.empty
+        assert parameter.annotation == field.type
+
+
+@pytest.mark.parametrize("cls", VALUE_CLASSES, ids=lambda cls: cls.__name__)
+def test_a_value_class_is_frozen_slotted_and_compares_its_compared_fields(cls: type) -> None:
+    """Assigning or deleting a field raises FrozenInstanceError; no __dict__; repr and == as a dataclass's."""
+    value: Any = next(v for v in _instances() if type(v) is cls)
+    first = dataclasses.fields(value)[0].name
+    with pytest.raises(dataclasses.FrozenInstanceError, match=f"cannot assign to field '{first}'"):
+        setattr(value, first, None)
+    with pytest.raises(dataclasses.FrozenInstanceError, match=f"cannot delete field '{first}'"):
+        delattr(value, first)
+    assert not hasattr(value, "__dict__")
+    shown = ", ".join(f"{f.name}={getattr(value, f.name)!r}" for f in dataclasses.fields(value) if f.repr)
+    assert repr(value) == f"{cls.__qualname__}({shown})"
+    assert value == dataclasses.replace(value)
+    assert value != object()
+    ignored = [f.name for f in dataclasses.fields(value) if not f.compare]
+    if ignored == ["decided_by"]:
+        assert value == dataclasses.replace(value, decided_by="someone else")
+
+
+def _instances() -> list[object]:
+    """One of every value class: each point's context, the results, the small values."""
+    return [
+        *(make_context(point) for point in HookPoint),
+        *(build() for _, build in VALUES),
+        HookResult.allow(),
+        RunContext(),
+    ]
+
+
+def test_a_value_is_hashable_when_its_compared_fields_are() -> None:
+    """Equal values hash equal; a field that ``==`` ignores is left out of the hash too."""
+    deny = HookResult.deny("no")
+    assert hash(deny) == hash(dataclasses.replace(deny, decided_by="gate"))
+    assert hash(Message("user", "hi")) == hash(Message("user", "hi"))
+    assert len({RunOutcome("completed"), RunOutcome("completed"), RunOutcome("stopped")}) == 2
