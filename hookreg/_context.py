@@ -17,7 +17,6 @@ from hookreg._results import (
     ReadOnlyDict,
     RequestPatch,
     read_only,
-    set_field,
     value_class,
     wrong_type,
 )
@@ -261,27 +260,41 @@ class RunContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(  # noqa: PLR0913 -- one parameter per field
-            self,
-            *,
-            run_id: str = FACTORY,
-            session_id: str = "",
-            turn: int = 0,
-            depth: int = 0,
-            agent_name: str | None = None,
-            is_streaming: bool = False,
-            scratchpad: Scratchpad = FACTORY,
-            turn_scratchpad: Scratchpad = None,
-        ) -> None:
-            set_field(self, "run_id", _new_run_id() if run_id is FACTORY else run_id)
-            set_field(self, "session_id", session_id)
-            set_field(self, "turn", turn)
-            set_field(self, "depth", depth)
-            set_field(self, "agent_name", agent_name)
-            set_field(self, "is_streaming", is_streaming)
-            set_field(self, "scratchpad", Scratchpad() if scratchpad is FACTORY else scratchpad)
-            set_field(self, "turn_scratchpad", turn_scratchpad)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            (
+                set_run_id,
+                set_session_id,
+                set_turn,
+                set_depth,
+                set_agent_name,
+                set_is_streaming,
+                set_scratchpad,
+                set_turn_scratchpad,
+            ) = setters
+
+            def init(  # noqa: PLR0913 -- one parameter per field
+                self: Any,
+                *,
+                run_id: str = FACTORY,
+                session_id: str = "",
+                turn: int = 0,
+                depth: int = 0,
+                agent_name: str | None = None,
+                is_streaming: bool = False,
+                scratchpad: Scratchpad = FACTORY,
+                turn_scratchpad: Scratchpad = None,
+            ) -> None:
+                set_run_id(self, _new_run_id() if run_id is FACTORY else run_id)
+                set_session_id(self, session_id)
+                set_turn(self, turn)
+                set_depth(self, depth)
+                set_agent_name(self, agent_name)
+                set_is_streaming(self, is_streaming)
+                set_scratchpad(self, Scratchpad() if scratchpad is FACTORY else scratchpad)
+                set_turn_scratchpad(self, turn_scratchpad)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         if not self.session_id:
@@ -368,12 +381,20 @@ class RunOutcome:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(
-            self, status: Literal["completed", "stopped", "failed", "cancelled"], reason: str = "", turns: int = 0
-        ) -> None:
-            set_field(self, "status", status)
-            set_field(self, "reason", reason)
-            set_field(self, "turns", turns)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_status, set_reason, set_turns = setters
+
+            def init(
+                self: Any,
+                status: Literal["completed", "stopped", "failed", "cancelled"],
+                reason: str = "",
+                turns: int = 0,
+            ) -> None:
+                set_status(self, status)
+                set_reason(self, reason)
+                set_turns(self, turns)
+
+            return init
 
 
 @final
@@ -387,11 +408,16 @@ class ToolCallRequest:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, call_id: str, tool_name: str, args: Mapping[str, object]) -> None:
-            set_field(self, "call_id", call_id)
-            set_field(self, "tool_name", tool_name)
-            set_field(self, "args", args)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_call_id, set_tool_name, set_args = setters
+
+            def init(self: Any, call_id: str, tool_name: str, args: Mapping[str, object]) -> None:
+                set_call_id(self, call_id)
+                set_tool_name(self, tool_name)
+                set_args(self, args)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         _freeze(self, maps=("args",))
@@ -406,8 +432,13 @@ class SetupContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, run: RunContext = FACTORY) -> None:
-            set_field(self, "run", RunContext() if run is FACTORY else run)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            (set_run,) = setters
+
+            def init(self: Any, *, run: RunContext = FACTORY) -> None:
+                set_run(self, RunContext() if run is FACTORY else run)
+
+            return init
 
 
 @final
@@ -425,11 +456,16 @@ class OnSessionStartContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, session_id: str = "", goal: str, run: RunContext = _SESSION_RUN) -> None:
-            set_field(self, "session_id", session_id)
-            set_field(self, "goal", goal)
-            set_field(self, "run", run)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_session_id, set_goal, set_run = setters
+
+            def init(self: Any, *, session_id: str = "", goal: str, run: RunContext = _SESSION_RUN) -> None:
+                set_session_id(self, session_id)
+                set_goal(self, goal)
+                set_run(self, run)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         _bind_session(self)
@@ -445,9 +481,14 @@ class UserPromptSubmitContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, content: str, run: RunContext = FACTORY) -> None:
-            set_field(self, "content", content)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_content, set_run = setters
+
+            def init(self: Any, *, content: str, run: RunContext = FACTORY) -> None:
+                set_content(self, content)
+                set_run(self, RunContext() if run is FACTORY else run)
+
+            return init
 
 
 @final
@@ -461,10 +502,15 @@ class PreTurnContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, prompt: str, turn: int, run: RunContext = FACTORY) -> None:
-            set_field(self, "prompt", prompt)
-            set_field(self, "turn", turn)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_prompt, set_turn, set_run = setters
+
+            def init(self: Any, *, prompt: str, turn: int, run: RunContext = FACTORY) -> None:
+                set_prompt(self, prompt)
+                set_turn(self, turn)
+                set_run(self, RunContext() if run is FACTORY else run)
+
+            return init
 
 
 @_transformed("patch")
@@ -481,15 +527,26 @@ class PreModelCallContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(
-            self, *, prompt: str, history: Sequence[Message], turn: int, patch: RequestPatch, run: RunContext = FACTORY
-        ) -> None:
-            set_field(self, "prompt", prompt)
-            set_field(self, "history", history)
-            set_field(self, "turn", turn)
-            set_field(self, "patch", patch)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_prompt, set_history, set_turn, set_patch, set_run = setters
+
+            def init(  # noqa: PLR0913 -- one parameter per field
+                self: Any,
+                *,
+                prompt: str,
+                history: Sequence[Message],
+                turn: int,
+                patch: RequestPatch,
+                run: RunContext = FACTORY,
+            ) -> None:
+                set_prompt(self, prompt)
+                set_history(self, history)
+                set_turn(self, turn)
+                set_patch(self, patch)
+                set_run(self, RunContext() if run is FACTORY else run)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         _freeze(self, seqs=("history",))
@@ -508,13 +565,18 @@ class ModelSelectContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(
-            self, *, default_model: str, selected_model: str, patch: RequestPatch, run: RunContext = FACTORY
-        ) -> None:
-            set_field(self, "default_model", default_model)
-            set_field(self, "selected_model", selected_model)
-            set_field(self, "patch", patch)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_default_model, set_selected_model, set_patch, set_run = setters
+
+            def init(
+                self: Any, *, default_model: str, selected_model: str, patch: RequestPatch, run: RunContext = FACTORY
+            ) -> None:
+                set_default_model(self, default_model)
+                set_selected_model(self, selected_model)
+                set_patch(self, patch)
+                set_run(self, RunContext() if run is FACTORY else run)
+
+            return init
 
 
 @final
@@ -528,10 +590,15 @@ class TextDeltaContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, delta: str, aggregated: str, run: RunContext = FACTORY) -> None:
-            set_field(self, "delta", delta)
-            set_field(self, "aggregated", aggregated)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_delta, set_aggregated, set_run = setters
+
+            def init(self: Any, *, delta: str, aggregated: str, run: RunContext = FACTORY) -> None:
+                set_delta(self, delta)
+                set_aggregated(self, aggregated)
+                set_run(self, RunContext() if run is FACTORY else run)
+
+            return init
 
 
 @final
@@ -545,10 +612,15 @@ class ReasoningDeltaContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, delta: str, aggregated: str, run: RunContext = FACTORY) -> None:
-            set_field(self, "delta", delta)
-            set_field(self, "aggregated", aggregated)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_delta, set_aggregated, set_run = setters
+
+            def init(self: Any, *, delta: str, aggregated: str, run: RunContext = FACTORY) -> None:
+                set_delta(self, delta)
+                set_aggregated(self, aggregated)
+                set_run(self, RunContext() if run is FACTORY else run)
+
+            return init
 
 
 @final
@@ -563,12 +635,17 @@ class ToolCallDeltaContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, call_id: str, tool_name: str | None, delta: str, run: RunContext = FACTORY) -> None:
-            set_field(self, "call_id", call_id)
-            set_field(self, "tool_name", tool_name)
-            set_field(self, "delta", delta)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_call_id, set_tool_name, set_delta, set_run = setters
+
+            def init(self: Any, *, call_id: str, tool_name: str | None, delta: str, run: RunContext = FACTORY) -> None:
+                set_call_id(self, call_id)
+                set_tool_name(self, tool_name)
+                set_delta(self, delta)
+                set_run(self, RunContext() if run is FACTORY else run)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         _tool_call(self, optional=True)
@@ -597,31 +674,47 @@ class ModelTurnFinishedContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(  # noqa: PLR0913 -- one parameter per field
-            self,
-            *,
-            turn: int,
-            text: str,
-            tool_calls: Sequence[ToolCallRequest],
-            finish_reason: FinishReason | None,
-            max_tokens: int | None,
-            usage: Mapping[str, int],
-            raw_finish_reason: str | None = None,
-            message_id: str | None = None,
-            model: str | None = None,
-            run: RunContext = FACTORY,
-        ) -> None:
-            set_field(self, "turn", turn)
-            set_field(self, "text", text)
-            set_field(self, "tool_calls", tool_calls)
-            set_field(self, "finish_reason", finish_reason)
-            set_field(self, "max_tokens", max_tokens)
-            set_field(self, "usage", usage)
-            set_field(self, "raw_finish_reason", raw_finish_reason)
-            set_field(self, "message_id", message_id)
-            set_field(self, "model", model)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            (
+                set_turn,
+                set_text,
+                set_tool_calls,
+                set_finish_reason,
+                set_max_tokens,
+                set_usage,
+                set_raw_finish_reason,
+                set_message_id,
+                set_model,
+                set_run,
+            ) = setters
+
+            def init(  # noqa: PLR0913 -- one parameter per field
+                self: Any,
+                *,
+                turn: int,
+                text: str,
+                tool_calls: Sequence[ToolCallRequest],
+                finish_reason: FinishReason | None,
+                max_tokens: int | None,
+                usage: Mapping[str, int],
+                raw_finish_reason: str | None = None,
+                message_id: str | None = None,
+                model: str | None = None,
+                run: RunContext = FACTORY,
+            ) -> None:
+                set_turn(self, turn)
+                set_text(self, text)
+                set_tool_calls(self, tool_calls)
+                set_finish_reason(self, finish_reason)
+                set_max_tokens(self, max_tokens)
+                set_usage(self, usage)
+                set_raw_finish_reason(self, raw_finish_reason)
+                set_message_id(self, message_id)
+                set_model(self, model)
+                set_run(self, RunContext() if run is FACTORY else run)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         _freeze(self, maps=("usage",), seqs=("tool_calls",))
@@ -656,25 +749,30 @@ class InvalidToolCallContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(  # noqa: PLR0913 -- one parameter per field
-            self,
-            *,
-            tool_name: str,
-            args: Mapping[str, object],
-            call_id: str,
-            available_tools: Sequence[str],
-            error: str,
-            raw_args: object = None,
-            run: RunContext = FACTORY,
-        ) -> None:
-            set_field(self, "tool_name", tool_name)
-            set_field(self, "args", args)
-            set_field(self, "call_id", call_id)
-            set_field(self, "available_tools", available_tools)
-            set_field(self, "error", error)
-            set_field(self, "raw_args", raw_args)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_tool_name, set_args, set_call_id, set_available_tools, set_error, set_raw_args, set_run = setters
+
+            def init(  # noqa: PLR0913 -- one parameter per field
+                self: Any,
+                *,
+                tool_name: str,
+                args: Mapping[str, object],
+                call_id: str,
+                available_tools: Sequence[str],
+                error: str,
+                raw_args: object = None,
+                run: RunContext = FACTORY,
+            ) -> None:
+                set_tool_name(self, tool_name)
+                set_args(self, args)
+                set_call_id(self, call_id)
+                set_available_tools(self, available_tools)
+                set_error(self, error)
+                set_raw_args(self, raw_args)
+                set_run(self, RunContext() if run is FACTORY else run)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",), seqs=("available_tools",))
@@ -693,14 +791,19 @@ class PreToolCallDecideContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(
-            self, *, tool_name: str, args: Mapping[str, object], call_id: str, run: RunContext = FACTORY
-        ) -> None:
-            set_field(self, "tool_name", tool_name)
-            set_field(self, "args", args)
-            set_field(self, "call_id", call_id)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_tool_name, set_args, set_call_id, set_run = setters
+
+            def init(
+                self: Any, *, tool_name: str, args: Mapping[str, object], call_id: str, run: RunContext = FACTORY
+            ) -> None:
+                set_tool_name(self, tool_name)
+                set_args(self, args)
+                set_call_id(self, call_id)
+                set_run(self, RunContext() if run is FACTORY else run)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         # _tool_call's rules with their common cases inline (one context per tool call):
@@ -725,23 +828,28 @@ class PermissionDeniedContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(  # noqa: PLR0913 -- one parameter per field
-            self,
-            *,
-            tool_name: str,
-            args: Mapping[str, object],
-            call_id: str,
-            reason: str,
-            decided_by: str | None,
-            run: RunContext = FACTORY,
-        ) -> None:
-            set_field(self, "tool_name", tool_name)
-            set_field(self, "args", args)
-            set_field(self, "call_id", call_id)
-            set_field(self, "reason", reason)
-            set_field(self, "decided_by", decided_by)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_tool_name, set_args, set_call_id, set_reason, set_decided_by, set_run = setters
+
+            def init(  # noqa: PLR0913 -- one parameter per field
+                self: Any,
+                *,
+                tool_name: str,
+                args: Mapping[str, object],
+                call_id: str,
+                reason: str,
+                decided_by: str | None,
+                run: RunContext = FACTORY,
+            ) -> None:
+                set_tool_name(self, tool_name)
+                set_args(self, args)
+                set_call_id(self, call_id)
+                set_reason(self, reason)
+                set_decided_by(self, decided_by)
+                set_run(self, RunContext() if run is FACTORY else run)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",))
@@ -761,23 +869,28 @@ class PostToolCallFailureContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(  # noqa: PLR0913 -- one parameter per field
-            self,
-            *,
-            tool_name: str,
-            args: Mapping[str, object],
-            call_id: str,
-            error: BaseException,
-            duration_ms: float,
-            run: RunContext = FACTORY,
-        ) -> None:
-            set_field(self, "tool_name", tool_name)
-            set_field(self, "args", args)
-            set_field(self, "call_id", call_id)
-            set_field(self, "error", error)
-            set_field(self, "duration_ms", duration_ms)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_tool_name, set_args, set_call_id, set_error, set_duration_ms, set_run = setters
+
+            def init(  # noqa: PLR0913 -- one parameter per field
+                self: Any,
+                *,
+                tool_name: str,
+                args: Mapping[str, object],
+                call_id: str,
+                error: BaseException,
+                duration_ms: float,
+                run: RunContext = FACTORY,
+            ) -> None:
+                set_tool_name(self, tool_name)
+                set_args(self, args)
+                set_call_id(self, call_id)
+                set_error(self, error)
+                set_duration_ms(self, duration_ms)
+                set_run(self, RunContext() if run is FACTORY else run)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",))
@@ -799,25 +912,30 @@ class OnToolErrorContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(  # noqa: PLR0913 -- one parameter per field
-            self,
-            *,
-            tool_name: str,
-            args: Mapping[str, object],
-            call_id: str,
-            error: BaseException,
-            kind: ToolErrorKind,
-            message: str,
-            run: RunContext = FACTORY,
-        ) -> None:
-            set_field(self, "tool_name", tool_name)
-            set_field(self, "args", args)
-            set_field(self, "call_id", call_id)
-            set_field(self, "error", error)
-            set_field(self, "kind", kind)
-            set_field(self, "message", message)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_tool_name, set_args, set_call_id, set_error, set_kind, set_message, set_run = setters
+
+            def init(  # noqa: PLR0913 -- one parameter per field
+                self: Any,
+                *,
+                tool_name: str,
+                args: Mapping[str, object],
+                call_id: str,
+                error: BaseException,
+                kind: ToolErrorKind,
+                message: str,
+                run: RunContext = FACTORY,
+            ) -> None:
+                set_tool_name(self, tool_name)
+                set_args(self, args)
+                set_call_id(self, call_id)
+                set_error(self, error)
+                set_kind(self, kind)
+                set_message(self, message)
+                set_run(self, RunContext() if run is FACTORY else run)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",))
@@ -838,23 +956,28 @@ class TransformToolResultContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(  # noqa: PLR0913 -- one parameter per field
-            self,
-            *,
-            tool_name: str,
-            args: Mapping[str, object],
-            call_id: str,
-            raw_result: object,
-            presentation: str,
-            run: RunContext = FACTORY,
-        ) -> None:
-            set_field(self, "tool_name", tool_name)
-            set_field(self, "args", args)
-            set_field(self, "call_id", call_id)
-            set_field(self, "raw_result", raw_result)
-            set_field(self, "presentation", presentation)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_tool_name, set_args, set_call_id, set_raw_result, set_presentation, set_run = setters
+
+            def init(  # noqa: PLR0913 -- one parameter per field
+                self: Any,
+                *,
+                tool_name: str,
+                args: Mapping[str, object],
+                call_id: str,
+                raw_result: object,
+                presentation: str,
+                run: RunContext = FACTORY,
+            ) -> None:
+                set_tool_name(self, tool_name)
+                set_args(self, args)
+                set_call_id(self, call_id)
+                set_raw_result(self, raw_result)
+                set_presentation(self, presentation)
+                set_run(self, RunContext() if run is FACTORY else run)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",))
@@ -876,27 +999,34 @@ class PostToolCallContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(  # noqa: PLR0913 -- one parameter per field
-            self,
-            *,
-            tool_name: str,
-            args: Mapping[str, object],
-            call_id: str,
-            result: str,
-            raw_result: object,
-            duration_ms: float,
-            metadata: Mapping[str, object],
-            run: RunContext = FACTORY,
-        ) -> None:
-            set_field(self, "tool_name", tool_name)
-            set_field(self, "args", args)
-            set_field(self, "call_id", call_id)
-            set_field(self, "result", result)
-            set_field(self, "raw_result", raw_result)
-            set_field(self, "duration_ms", duration_ms)
-            set_field(self, "metadata", metadata)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_tool_name, set_args, set_call_id, set_result, set_raw_result, set_duration_ms, set_metadata, set_run = (
+                setters
+            )
+
+            def init(  # noqa: PLR0913 -- one parameter per field
+                self: Any,
+                *,
+                tool_name: str,
+                args: Mapping[str, object],
+                call_id: str,
+                result: str,
+                raw_result: object,
+                duration_ms: float,
+                metadata: Mapping[str, object],
+                run: RunContext = FACTORY,
+            ) -> None:
+                set_tool_name(self, tool_name)
+                set_args(self, args)
+                set_call_id(self, call_id)
+                set_result(self, result)
+                set_raw_result(self, raw_result)
+                set_duration_ms(self, duration_ms)
+                set_metadata(self, metadata)
+                set_run(self, RunContext() if run is FACTORY else run)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         # As PreToolCallDecideContext: the common cases inline.
@@ -919,10 +1049,15 @@ class PostTurnContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, turn: int, response_text: str, run: RunContext = FACTORY) -> None:
-            set_field(self, "turn", turn)
-            set_field(self, "response_text", response_text)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_turn, set_response_text, set_run = setters
+
+            def init(self: Any, *, turn: int, response_text: str, run: RunContext = FACTORY) -> None:
+                set_turn(self, turn)
+                set_response_text(self, response_text)
+                set_run(self, RunContext() if run is FACTORY else run)
+
+            return init
 
 
 @final
@@ -940,10 +1075,15 @@ class PreCompactContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, transcript_len: int, message_count: int = 0, run: RunContext = FACTORY) -> None:
-            set_field(self, "transcript_len", transcript_len)
-            set_field(self, "message_count", message_count)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_transcript_len, set_message_count, set_run = setters
+
+            def init(self: Any, *, transcript_len: int, message_count: int = 0, run: RunContext = FACTORY) -> None:
+                set_transcript_len(self, transcript_len)
+                set_message_count(self, message_count)
+                set_run(self, RunContext() if run is FACTORY else run)
+
+            return init
 
 
 @final
@@ -957,10 +1097,15 @@ class OnCompactionContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, removed: int, summary_chars: int, run: RunContext = FACTORY) -> None:
-            set_field(self, "removed", removed)
-            set_field(self, "summary_chars", summary_chars)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_removed, set_summary_chars, set_run = setters
+
+            def init(self: Any, *, removed: int, summary_chars: int, run: RunContext = FACTORY) -> None:
+                set_removed(self, removed)
+                set_summary_chars(self, summary_chars)
+                set_run(self, RunContext() if run is FACTORY else run)
+
+            return init
 
 
 @final
@@ -975,14 +1120,19 @@ class OnInteractionContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(
-            self, *, question: str, options: Sequence[str], tool_name: str | None, run: RunContext = FACTORY
-        ) -> None:
-            set_field(self, "question", question)
-            set_field(self, "options", options)
-            set_field(self, "tool_name", tool_name)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_question, set_options, set_tool_name, set_run = setters
+
+            def init(
+                self: Any, *, question: str, options: Sequence[str], tool_name: str | None, run: RunContext = FACTORY
+            ) -> None:
+                set_question(self, question)
+                set_options(self, options)
+                set_tool_name(self, tool_name)
+                set_run(self, RunContext() if run is FACTORY else run)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         _tool_call(self, seqs=("options",), optional=True)
@@ -999,10 +1149,15 @@ class SubagentStartContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, goal: str, depth: int, run: RunContext = FACTORY) -> None:
-            set_field(self, "goal", goal)
-            set_field(self, "depth", depth)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_goal, set_depth, set_run = setters
+
+            def init(self: Any, *, goal: str, depth: int, run: RunContext = FACTORY) -> None:
+                set_goal(self, goal)
+                set_depth(self, depth)
+                set_run(self, RunContext() if run is FACTORY else run)
+
+            return init
 
 
 @final
@@ -1016,10 +1171,15 @@ class SubagentStopContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, outcome: RunOutcome, depth: int, run: RunContext = FACTORY) -> None:
-            set_field(self, "outcome", outcome)
-            set_field(self, "depth", depth)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_outcome, set_depth, set_run = setters
+
+            def init(self: Any, *, outcome: RunOutcome, depth: int, run: RunContext = FACTORY) -> None:
+                set_outcome(self, outcome)
+                set_depth(self, depth)
+                set_run(self, RunContext() if run is FACTORY else run)
+
+            return init
 
 
 @final
@@ -1032,9 +1192,14 @@ class NotificationContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, message: str, run: RunContext = FACTORY) -> None:
-            set_field(self, "message", message)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_message, set_run = setters
+
+            def init(self: Any, *, message: str, run: RunContext = FACTORY) -> None:
+                set_message(self, message)
+                set_run(self, RunContext() if run is FACTORY else run)
+
+            return init
 
 
 @final
@@ -1048,10 +1213,15 @@ class StopContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, response_text: str, continuation_count: int, run: RunContext = FACTORY) -> None:
-            set_field(self, "response_text", response_text)
-            set_field(self, "continuation_count", continuation_count)
-            set_field(self, "run", RunContext() if run is FACTORY else run)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_response_text, set_continuation_count, set_run = setters
+
+            def init(self: Any, *, response_text: str, continuation_count: int, run: RunContext = FACTORY) -> None:
+                set_response_text(self, response_text)
+                set_continuation_count(self, continuation_count)
+                set_run(self, RunContext() if run is FACTORY else run)
+
+            return init
 
 
 @final
@@ -1069,11 +1239,16 @@ class OnSessionEndContext:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, session_id: str = "", outcome: RunOutcome, run: RunContext = _SESSION_RUN) -> None:
-            set_field(self, "session_id", session_id)
-            set_field(self, "outcome", outcome)
-            set_field(self, "run", run)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_session_id, set_outcome, set_run = setters
+
+            def init(self: Any, *, session_id: str = "", outcome: RunOutcome, run: RunContext = _SESSION_RUN) -> None:
+                set_session_id(self, session_id)
+                set_outcome(self, outcome)
+                set_run(self, run)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         _bind_session(self)

@@ -44,9 +44,6 @@ class _Factory:
 FACTORY: Final[Any] = _Factory()
 """What a written-out ``__init__`` takes as the default of a field with a ``default_factory``."""
 
-set_field: Final = object.__setattr__
-"""How a written-out ``__init__`` stores a field of a frozen class."""
-
 
 def _frozen_setattr(self: object, name: str, value: object) -> NoReturn:
     msg = f"cannot assign to field {name!r}"
@@ -64,7 +61,7 @@ def _getstate(self: Any) -> list[object]:
 
 def _setstate(self: Any, state: list[object]) -> None:
     for name, value in zip(self.__slots__, state, strict=True):
-        set_field(self, name, value)
+        object.__setattr__(self, name, value)
 
 
 def _value_class(
@@ -77,8 +74,10 @@ def _value_class(
     compiles it with `exec`: about 1 ms a class, most of ``import hookreg``.
     Here the dataclass machinery only collects the fields (so `fields`,
     `replace` and `asdict` work as on any dataclass), the class body holds its
-    ``__init__``, written out from the fields by ``scripts/generate_values.py``,
-    and the other methods are functions shared by every value class. Type
+    ``__init__``, written out from the fields by ``scripts/generate_values.py``
+    (``_init`` there makes it from the slots' setters, which exist only once
+    the class is built), and the other methods are functions shared by every
+    value class. Type
     checkers see `dataclass` itself. Frozen as a dataclass is: assigning or
     deleting a field raises `FrozenInstanceError`; ``__dataclass_params__``
     says ``frozen=False`` (dataclass would refuse our ``__setattr__``).
@@ -87,6 +86,11 @@ def _value_class(
 
     def build(cls: type[_T]) -> type[_T]:
         cls = dataclass(init=False, repr=False, eq=False, slots=True, kw_only=kw_only)(cls)
+        make_init = vars(cls)["_init"]  # written out in the class body: see scripts/generate_values.py
+        init = make_init(*(vars(cls)[name].__set__ for name in cls.__slots__))  # type: ignore[attr-defined]  # slots=True
+        init.__name__, init.__qualname__ = "__init__", f"{cls.__qualname__}.__init__"
+        cls.__init__ = init  # type: ignore[method-assign]  # what dataclass would have written
+        delattr(cls, "_init")
         compared = attrgetter(*(f.name for f in fields(cls) if f.compare))  # type: ignore[arg-type]  # a dataclass
         shown = tuple(f.name for f in fields(cls) if f.repr)  # type: ignore[arg-type]  # a dataclass
 
@@ -227,14 +231,19 @@ class HookResult:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(
-            self, *, decision: Decision, reason: str = "", message: str = "", decided_by: str | None = None
-        ) -> None:
-            set_field(self, "decision", decision)
-            set_field(self, "reason", reason)
-            set_field(self, "message", message)
-            set_field(self, "decided_by", decided_by)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_decision, set_reason, set_message, set_decided_by = setters
+
+            def init(
+                self: Any, *, decision: Decision, reason: str = "", message: str = "", decided_by: str | None = None
+            ) -> None:
+                set_decision(self, decision)
+                set_reason(self, reason)
+                set_message(self, message)
+                set_decided_by(self, decided_by)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         if self.decision.__class__ is not Decision:
@@ -348,17 +357,22 @@ class TurnAction:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(
-            self,
-            *,
-            kind: Literal["continue", "repeat", "feedback"],
-            feedback: str | None = None,
-            decided_by: str | None = None,
-        ) -> None:
-            set_field(self, "kind", kind)
-            set_field(self, "feedback", feedback)
-            set_field(self, "decided_by", decided_by)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_kind, set_feedback, set_decided_by = setters
+
+            def init(
+                self: Any,
+                *,
+                kind: Literal["continue", "repeat", "feedback"],
+                feedback: str | None = None,
+                decided_by: str | None = None,
+            ) -> None:
+                set_kind(self, kind)
+                set_feedback(self, feedback)
+                set_decided_by(self, decided_by)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         _check_action(self)
@@ -412,21 +426,26 @@ class InvalidToolCallAction:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(
-            self,
-            *,
-            kind: Literal["fail", "retry", "repair", "skip", "stop"],
-            feedback: str | None = None,
-            tool_name: str | None = None,
-            reason: str = "",
-            decided_by: str | None = None,
-        ) -> None:
-            set_field(self, "kind", kind)
-            set_field(self, "feedback", feedback)
-            set_field(self, "tool_name", tool_name)
-            set_field(self, "reason", reason)
-            set_field(self, "decided_by", decided_by)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_kind, set_feedback, set_tool_name, set_reason, set_decided_by = setters
+
+            def init(  # noqa: PLR0913 -- one parameter per field
+                self: Any,
+                *,
+                kind: Literal["fail", "retry", "repair", "skip", "stop"],
+                feedback: str | None = None,
+                tool_name: str | None = None,
+                reason: str = "",
+                decided_by: str | None = None,
+            ) -> None:
+                set_kind(self, kind)
+                set_feedback(self, feedback)
+                set_tool_name(self, tool_name)
+                set_reason(self, reason)
+                set_decided_by(self, decided_by)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         _check_action(self)
@@ -517,11 +536,18 @@ class Message:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, role: str, content: str, name: str | None = None, tool_call_id: str | None = None) -> None:
-            set_field(self, "role", role)
-            set_field(self, "content", content)
-            set_field(self, "name", name)
-            set_field(self, "tool_call_id", tool_call_id)
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_role, set_content, set_name, set_tool_call_id = setters
+
+            def init(
+                self: Any, role: str, content: str, name: str | None = None, tool_call_id: str | None = None
+            ) -> None:
+                set_role(self, role)
+                set_content(self, content)
+                set_name(self, name)
+                set_tool_call_id(self, tool_call_id)
+
+            return init
 
 
 @final
@@ -557,27 +583,41 @@ class RequestPatch:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(  # noqa: PLR0913 -- one parameter per field
-            self,
-            *,
-            extra_context: tuple[str, ...] | None = None,
-            additional_params: Mapping[str, object] | None = None,
-            preamble: str | None = None,
-            temperature: float | None = None,
-            max_tokens: int | None = None,
-            tool_choice: str | None = None,
-            active_tools: frozenset[str] | None = None,
-            messages: tuple[Message, ...] | None = None,
-        ) -> None:
-            set_field(self, "extra_context", extra_context)
-            set_field(self, "additional_params", additional_params)
-            set_field(self, "preamble", preamble)
-            set_field(self, "temperature", temperature)
-            set_field(self, "max_tokens", max_tokens)
-            set_field(self, "tool_choice", tool_choice)
-            set_field(self, "active_tools", active_tools)
-            set_field(self, "messages", messages)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            (
+                set_extra_context,
+                set_additional_params,
+                set_preamble,
+                set_temperature,
+                set_max_tokens,
+                set_tool_choice,
+                set_active_tools,
+                set_messages,
+            ) = setters
+
+            def init(  # noqa: PLR0913 -- one parameter per field
+                self: Any,
+                *,
+                extra_context: tuple[str, ...] | None = None,
+                additional_params: Mapping[str, object] | None = None,
+                preamble: str | None = None,
+                temperature: float | None = None,
+                max_tokens: int | None = None,
+                tool_choice: str | None = None,
+                active_tools: frozenset[str] | None = None,
+                messages: tuple[Message, ...] | None = None,
+            ) -> None:
+                set_extra_context(self, extra_context)
+                set_additional_params(self, additional_params)
+                set_preamble(self, preamble)
+                set_temperature(self, temperature)
+                set_max_tokens(self, max_tokens)
+                set_tool_choice(self, tool_choice)
+                set_active_tools(self, active_tools)
+                set_messages(self, messages)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         for name, check in _PATCH_FIELDS.items():
@@ -698,11 +738,16 @@ class ToolCallResolution:
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
 
-        def __init__(self, *, args: Mapping[str, object], result: HookResult, rewritten: bool) -> None:
-            set_field(self, "args", args)
-            set_field(self, "result", result)
-            set_field(self, "rewritten", rewritten)
-            self.__post_init__()
+        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
+            set_args, set_result, set_rewritten = setters
+
+            def init(self: Any, *, args: Mapping[str, object], result: HookResult, rewritten: bool) -> None:
+                set_args(self, args)
+                set_result(self, result)
+                set_rewritten(self, rewritten)
+                self.__post_init__()
+
+            return init
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "args", read_only(self.args, "ToolCallResolution", "args"))

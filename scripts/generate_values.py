@@ -52,8 +52,14 @@ def is_generated(stmt: ast.stmt) -> bool:
 
 
 def init_of(source: str, node: ast.ClassDef) -> list[str]:
-    """The generated block's lines for the class `node`: one parameter and one store per field."""
-    params, stores = [], []
+    """The generated block's lines for the class `node`: one parameter and one slot store per field.
+
+    The block defines ``_init``, which `value_class` calls with the slot
+    setters of the finished class (they exist only once ``slots=True`` has
+    rebuilt it) to make ``__init__``: a setter stores a slot without the
+    frozen ``__setattr__`` and without looking the name up.
+    """
+    params, setters, stores = [], [], []
     for stmt in node.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
@@ -64,34 +70,33 @@ def init_of(source: str, node: ast.ClassDef) -> list[str]:
         default = stmt.value
         if isinstance(default, ast.Call) and isinstance(default.func, ast.Name) and default.func.id == "field":
             given = {k.arg: k.value for k in default.keywords}
+            default = given.get("default")
             if "default_factory" in given:
                 factory = ast.get_source_segment(source, given["default_factory"])
-                default, value = None, f"{factory}() if {name} is FACTORY else {name}"
-                params.append(f"{name}: {annotation} = FACTORY")
-            else:
-                default = given.get("default")
-                params.append(param(source, name, annotation, default))
-        else:
-            params.append(param(source, name, annotation, default))
-        stores.append(f'set_field(self, "{name}", {value})')
+                default, value = ast.Name("FACTORY"), f"{factory}() if {name} is FACTORY else {name}"
+        written = "" if default is None else f" = {ast.get_source_segment(source, default) or ast.unparse(default)}"
+        params.append(f"{name}: {annotation}{written}")
+        setters.append(f"set_{name}")
+        stores.append(f"set_{name}(self, {value})")
     if any(isinstance(s, ast.FunctionDef) and s.name == "__post_init__" for s in node.body):
         stores.append("self.__post_init__()")
     star = ["*"] if is_kw_only(node) else []
-    if len(params) > MAX_ARGS:  # one per line, the linter told why there are so many
+    if 1 + len(params) > MAX_ARGS:  # one per line, the linter told why there are so many
         signature = [
-            f"    def __init__(  {TOO_MANY}",
-            *(f"        {p}," for p in ["self", *star, *params]),
-            "    ) -> None:",
+            f"        def init(  {TOO_MANY}",
+            *(f"            {p}," for p in ["self: Any", *star, *params]),
+            "        ) -> None:",
         ]
     else:
-        signature = [f"    def __init__({', '.join(['self', *star, *params])}) -> None:"]
-    return [f"if not TYPE_CHECKING:  {MARKER}", *signature, *(f"        {line}" for line in stores)]
-
-
-def param(source: str, name: str, annotation: str, default: ast.expr | None) -> str:
-    if default is None:
-        return f"{name}: {annotation}"
-    return f"{name}: {annotation} = {ast.get_source_segment(source, default)}"
+        signature = [f"        def init({', '.join(['self: Any', *star, *params])}) -> None:"]
+    return [
+        f"if not TYPE_CHECKING:  {MARKER}",
+        "    def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:",
+        f"        {', '.join(setters)}{',' if len(setters) == 1 else ''} = setters",
+        *signature,
+        *(f"            {line}" for line in stores),
+        "        return init",
+    ]
 
 
 def generate(source: str) -> str:
