@@ -1,5 +1,7 @@
 """hookreg: one typed hook registry for Python AI agents."""
 
+import typing  # typing.TYPE_CHECKING, not a bare TYPE_CHECKING: the package's public names are exactly __all__
+
 from hookreg._context import (
     InvalidToolCallContext,
     Message,
@@ -91,13 +93,23 @@ from hookreg._surface import (
     UserPromptDecider,
 )
 
+# What registry.trace() records (Trace, DispatchRecord, HookCall) loads on first use, not with `import
+# hookreg`: tracing serves tests, notebooks and debugging, and its module brings the tables it prints,
+# which every import would pay for. Type checkers and readers see this import; at run time __getattr__ at
+# the end makes it (PEP 562). The classes stay in hookreg._trace, beside the trace slot that builds them,
+# because registry.trace() and hookreg.otel need them below hookreg.testing, which re-exports them from here.
+if typing.TYPE_CHECKING:
+    from hookreg._trace import DispatchRecord, HookCall, Trace
+
 __all__ = [
     "AsyncHookError",
     "CompactionObserver",
     "DeciderOnError",
     "Decision",
+    "DispatchRecord",
     "DuplicateHookWarning",
     "FinishReason",
+    "HookCall",
     "HookPoint",
     "HookRegError",
     "HookRegistry",
@@ -170,6 +182,7 @@ __all__ = [
     "ToolFailureObserver",
     "ToolInputTransformer",
     "ToolResultTransformer",
+    "Trace",
     "TransformToolResultContext",
     "TransformerOnError",
     "TurnAction",
@@ -177,3 +190,17 @@ __all__ = [
     "UserPromptDecider",
     "UserPromptSubmitContext",
 ]
+
+_TRACE_RECORDS = frozenset({"DispatchRecord", "HookCall", "Trace"})
+
+if not typing.TYPE_CHECKING:  # pragma: no branch -- false only for a type checker, which sees the import above
+
+    def __getattr__(name: str) -> object:
+        """Load the trace records on first use (see above); any other unknown name is an AttributeError."""
+        if name not in _TRACE_RECORDS:
+            msg = f"module {__name__!r} has no attribute {name!r}"
+            raise AttributeError(msg)
+        from hookreg._trace import DispatchRecord, HookCall, Trace  # noqa: PLC0415 -- on first use, see above
+
+        globals().update(DispatchRecord=DispatchRecord, HookCall=HookCall, Trace=Trace)
+        return globals()[name]

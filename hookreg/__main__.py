@@ -26,8 +26,6 @@ from hookreg import (
     ToolCallRequest,
     TurnAction,
 )
-from hookreg._display import short_name
-from hookreg._points import POINTS  # the one table of what each point's hooks may return
 from hookreg.harness import Harness, ScriptedModel, ScriptedTurn
 
 __all__ = ["main"]
@@ -51,7 +49,7 @@ def points_table() -> str:
     """The hook-point table: decorator, style, context class, whether ``tools=`` applies, and what hooks return."""
     rows = [("point / decorator", "style", "context", "tools=", "hooks return")]
     rows += [
-        (p.value, p.style.value, p.context.__name__, "yes" if p.is_tool_scoped else "", POINTS[p].expected)
+        (p.value, p.style.value, p.context.__name__, "yes" if p.is_tool_scoped else "", p.expected_return)
         for p in HookPoint
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -174,7 +172,7 @@ def header(registry: HookRegistry) -> str:
         for reg in registry.callbacks(point):
             doc = next(iter((inspect.getdoc(reg.callback) or "").splitlines()), "")
             line = inspect.getsourcelines(reg.callback)[1]
-            lines.append(f"  line {line:<4} {point.value:<21} {short_name(reg.name):<23} {doc}")
+            lines.append(f"  line {line:<4} {point.value:<21} {reg.label:<23} {doc}")
     lines += [
         "Lines 'role │ text' are the demo's narration; lines '[hookreg LEVEL] event key=value' are hookreg's",
         'own log events (logger "hookreg", INFO and up for this run).',

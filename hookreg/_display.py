@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Container, Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -11,18 +10,11 @@ if TYPE_CHECKING:
     from hookreg._points import HookPoint
     from hookreg._registration import Registration
 
-__all__ = ["describe_registry", "empty_html", "html_table", "registry_html", "short_name", "text_table"]
+__all__ = ["describe_registry", "empty_html", "html_table", "registry_html", "text_table"]
 
 _MARK = "*"
 # Text colour set with the background, so the row reads in dark notebook themes too (their text is light).
 _HIGHLIGHT = "background-color:#fff3cd;color:#1f2328;font-weight:bold"
-# The enclosing functions of a function defined inside another one: "make.<locals>.gate" shows as "gate".
-_LOCALS = re.compile(r"[^\s()]*<locals>\.")
-
-
-def short_name(name: str) -> str:
-    """`name` as tables show it: without the ``outer.<locals>.`` path of a function defined in a function."""
-    return _LOCALS.sub("", name)
 
 
 def empty_html(text: str) -> str:
@@ -72,7 +64,7 @@ def _registry_rows(hooks: Iterable[tuple[HookPoint, Registration, str | None]]) 
         tools = ", ".join(reg.tools) if reg.tools else "all"
         shown = point.value if point is not last else ""
         last = point
-        rows.append((shown, short_name(reg.name), str(reg.priority), tools, kind, reg.on_error))
+        rows.append((shown, reg.label, str(reg.priority), tools, kind, reg.on_error))
     return rows
 
 

@@ -36,9 +36,10 @@ from hookreg._context import (
     UserPromptSubmitContext,
     subject_of,
 )
+from hookreg._errors import HookValueError
 from hookreg._results import HookResult, InvalidToolCallAction, RequestPatch, TurnAction
 
-__all__ = ["POINTS", "HookPoint", "HookStyle", "PointSpec"]
+__all__ = ["POINTS", "HookPoint", "HookStyle", "PointSpec", "unknown_point"]
 
 _SAME: Final = object()  # a column left to follow the one before it
 _LABELS: Final[dict[type, str]] = {Mapping: "Mapping[str, object]"}  # how annotations write a generic type
@@ -114,6 +115,51 @@ class HookPoint(enum.StrEnum):
     def is_tool_scoped(self) -> bool:
         """Whether the context has a `tool_name`, so that ``tools=`` applies."""
         return POINTS[self].is_tool_scoped
+
+    @property
+    def expected_return(self) -> str:
+        """What this point's hooks return, as an annotation writes it (and error messages say it).
+
+        ``"HookResult"``, ``"TurnAction"``, ``"str | None"`` (a transform keeps
+        its subject with ``None``), ``"None"`` for an observer.
+
+        Example:
+            >>> HookPoint.TRANSFORM_TOOL_INPUT.expected_return
+            'Mapping[str, object] | None'
+        """
+        return POINTS[self].expected
+
+    def is_valid_return(self, value: object, /) -> bool:
+        """Whether `value` is a return this point's hooks may make: the check dispatch makes on every hook's return.
+
+        The result types are matched exactly (a subclass is refused); a
+        transform's Mapping or str may be any kind of either. A hook returning
+        anything else fails as if it raised `HookReturnError`.
+
+        Example:
+            >>> HookPoint.PRE_TOOL_CALL_DECIDE.is_valid_return(HookResult.deny("no"))
+            True
+            >>> HookPoint.PRE_TOOL_CALL_DECIDE.is_valid_return(False)
+            False
+        """
+        return POINTS[self].accepts(value)
+
+    @classmethod
+    def _missing_(cls, value: object) -> None:
+        """Refuse a string that names no point with the points it may have meant, as registering does."""
+        if isinstance(value, str):
+            raise unknown_point(value, "make a HookPoint")
+
+
+def unknown_point(value: str, doing: str) -> HookValueError:
+    """Build the error for `value`, a string that names no point, met while `doing` something."""
+    import difflib  # noqa: PLC0415 -- only on this error path
+
+    values = [p.value for p in HookPoint]
+    close = [v for v in values if value and value in v] or difflib.get_close_matches(value, values)
+    hint = f"Did you mean {' or '.join(map(repr, close[:3]))}?" if close else "See `list(HookPoint)`."
+    msg = f"Cannot {doing}: {value!r} is not a hook point. {hint}"
+    return HookValueError(msg, point=value)
 
 
 @final

@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import inspect
 import itertools
+import re
 import types
 import warnings
 from _thread import RLock  # threading's RLock, without importing threading
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 from hookreg._errors import DuplicateHookWarning, HookSignatureError, HookTypeError, HookValueError
 from hookreg._patterns import parse_tool_pattern, tool_matcher
-from hookreg._points import HookPoint, HookStyle
+from hookreg._points import HookPoint, HookStyle, unknown_point
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -39,6 +40,7 @@ __all__ = [
     "owner",
     "predecessor",
     "replace_handle",
+    "short_name",
     "validate",
 ]
 
@@ -54,6 +56,8 @@ class Owner(Protocol):
 # registration is rare enough that one lock costs nothing.
 LOCK: Final = RLock()
 _ORDER: Final = itertools.count()
+# The enclosing functions of a function defined inside another one: "make.<locals>.gate" shows as "gate".
+_LOCALS: Final = re.compile(r"[^\s()]*<locals>\.")
 
 _POLICIES: Final = {
     HookStyle.DECIDE: ("deny", "raise", "ignore"),
@@ -69,14 +73,8 @@ def as_point(point: object, doing: str) -> HookPoint:
     if isinstance(point, str):
         try:
             return HookPoint(point)
-        except ValueError:
-            import difflib  # noqa: PLC0415 -- only on this error path
-
-            values = [p.value for p in HookPoint]
-            close = [v for v in values if point and point in v] or difflib.get_close_matches(point, values)
-            hint = f"Did you mean {' or '.join(map(repr, close[:3]))}?" if close else "See `list(HookPoint)`."
-            msg = f"Cannot {doing}: {point!r} is not a hook point. {hint}"
-            raise HookValueError(msg, point=point) from None
+        except HookValueError:
+            raise unknown_point(point, doing) from None
     msg = f"Cannot {doing}: the point must be a HookPoint or its value string, not {type(point).__name__}."
     raise HookTypeError(msg)
 
@@ -135,6 +133,22 @@ class Registration:
     def __setattr__(self, name: str, value: object) -> None:
         msg = f"Cannot set {name!r} on {self!r}: a Registration is read-only. Register again with the same name=."
         raise AttributeError(msg)
+
+    @property
+    def label(self) -> str:
+        """The hook's name as tables show it: without the ``<locals>`` path of a function defined in a function.
+
+        Example:
+            >>> from hookreg import HookPoint, HookRegistry
+            >>> def watch(registry):
+            ...     def note(ctx):
+            ...         print(ctx.message)
+            ...     return registry.register(HookPoint.NOTIFICATION, note)
+            >>> hook = watch(HookRegistry())
+            >>> hook.name, hook.label
+            ('watch.<locals>.note', 'note')
+        """
+        return short_name(self.name)
 
     def remove(self) -> bool:
         """Remove the hook; ``False`` when it was already gone (removed, replaced or cleared)."""
@@ -206,6 +220,11 @@ def name_of(fn: object) -> str:
     if not isinstance(name, str):
         name = type(target).__qualname__
     return f"partial({name})" if target is not fn else name
+
+
+def short_name(name: str) -> str:
+    """`name` as tables show it: without the ``outer.<locals>.`` path of a function defined in a function."""
+    return _LOCALS.sub("", name)
 
 
 def label(fn: object) -> str:

@@ -25,11 +25,11 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, cast, final, overload
 
-from hookreg._display import empty_html, html_table, short_name, text_table
+from hookreg._display import empty_html, html_table, text_table
 from hookreg._errors import HookRegError, StopRun
 from hookreg._plan import Runners, acall_hook, adrive, call_hook, drive
 from hookreg._points import HookPoint, HookStyle
-from hookreg._registration import LOCK, Registration
+from hookreg._registration import LOCK, Registration, short_name
 from hookreg._registry import add_wrapper, including, reachable, remove_wrapper
 from hookreg._results import HookResult, InvalidToolCallAction, TurnAction
 from hookreg._rules import OK, RAISED

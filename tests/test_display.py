@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hookreg import HookPoint, HookRegistry, HookResult, PreToolCallDecideContext
-from hookreg._display import short_name
+from hookreg._registration import short_name
 
 ROOT = Path(__file__).resolve().parent.parent
 

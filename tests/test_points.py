@@ -59,6 +59,45 @@ def test_point_string_lookups() -> None:
     assert HookPoint("stop") is HookPoint.STOP
 
 
+def test_a_string_naming_no_point_is_refused_with_the_points_it_may_mean() -> None:
+    """HookPoint("pre_tool") raises a HookValueError (a ValueError) suggesting points, as registering does."""
+    with pytest.raises(hookreg.HookValueError, match=r"'pre_tool' is not a hook point\. Did you mean") as raised:
+        HookPoint("pre_tool")
+    assert raised.value.point == "pre_tool"
+    assert isinstance(raised.value, ValueError)
+    with pytest.raises(hookreg.HookValueError, match=r"'zzz' is not a hook point\. See `list\(HookPoint\)`"):
+        HookPoint("zzz")
+    with pytest.raises(ValueError, match="3 is not a valid HookPoint"):
+        HookPoint(3)  # type: ignore[arg-type]  # refused at run time, as by any enum
+
+
+@pytest.mark.parametrize("point", list(HookPoint), ids=str)
+def test_a_point_says_what_its_hooks_return(point: HookPoint) -> None:
+    """expected_return writes the accepted return; is_valid_return accepts a pass, refuses other types."""
+    if point.style is HookStyle.OBSERVE:
+        assert point.expected_return == "None"
+    assert point.is_valid_return(None) == (point.expected_return.endswith("None"))
+    assert not point.is_valid_return(object())
+
+
+def test_is_valid_return_matches_result_types_exactly() -> None:
+    """A decider's result type is matched exactly (a subclass is refused); a transform's str may be any str."""
+
+    class Sneaky(str):
+        pass
+
+    gate = HookPoint.PRE_TOOL_CALL_DECIDE
+    assert gate.expected_return == "HookResult"
+    assert gate.is_valid_return(HookResult.deny("no"))
+    assert not gate.is_valid_return(False)
+    assert HookPoint.ON_TOOL_ERROR.expected_return == "str | None"
+    assert HookPoint.ON_TOOL_ERROR.is_valid_return(Sneaky("text"))
+    assert HookPoint.TRANSFORM_TOOL_INPUT.is_valid_return({"a": 1})
+    assert HookPoint.MODEL_TURN_FINISHED.is_valid_return(TurnAction.repeat())
+    assert not HookPoint.MODEL_TURN_FINISHED.is_valid_return(None)
+    assert HookPoint.INVALID_TOOL_CALL.is_valid_return(None)
+
+
 def test_contexts_copy_and_freeze_mappings() -> None:
     """A context copies its mappings and exposes them read-only."""
     args = {"command": "ls"}
@@ -145,8 +184,10 @@ def test_message_and_tool_call_values() -> None:
 
 
 def test_public_api_sorted_and_complete() -> None:
-    """`hookreg.__all__` is sorted and names every public object the package exports."""
+    """`hookreg.__all__` is sorted and names every public object the package exports (the lazy ones loaded)."""
     assert hookreg.__all__ == sorted(hookreg.__all__)
+    for name in hookreg.__all__:  # loads the trace records, which `import hookreg` leaves for their first use
+        getattr(hookreg, name)
     # Submodules (testing, policy, harness, ...) appear once imported; isidentifier(): pytest rewrites
     # the package of an installed plugin (hookreg's pytest11 entry point), adding "@py_builtins" etc.
     public = {
@@ -158,14 +199,36 @@ def test_public_api_sorted_and_complete() -> None:
 
 
 def test_import_is_light() -> None:
-    """`import hookreg` imports neither structlog nor the harness, testing or adapters."""
+    """`import hookreg` imports neither structlog, the harness, testing or adapters, nor tracing and its tables."""
     import subprocess
     import sys
 
     code = (
         "import sys, hookreg; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'structlog' "
-        "or m.startswith(('hookreg.harness', 'hookreg.testing', 'hookreg.adapters'))))"
+        "or m.startswith(('hookreg.harness', 'hookreg.testing', 'hookreg.adapters', 'hookreg._trace', "
+        "'hookreg._display'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_trace_records_load_on_first_use() -> None:
+    """hookreg.Trace, DispatchRecord and HookCall are tracing's own classes, loaded when first named."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, hookreg; loaded = 'hookreg._trace' in sys.modules; "
+        "from hookreg import Trace, DispatchRecord, HookCall; "
+        "from hookreg._trace import Trace as T, DispatchRecord as D, HookCall as H; "
+        "print(loaded, (Trace, DispatchRecord, HookCall) == (T, D, H), type(hookreg.HookRegistry().trace()) is Trace)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True", "True"]
+
+
+def test_an_unknown_attribute_of_the_package_is_an_attribute_error() -> None:
+    """Only the trace records load lazily: any other missing name raises AttributeError."""
+    with pytest.raises(AttributeError, match="module 'hookreg' has no attribute 'Tracer'"):
+        _ = hookreg.Tracer  # type: ignore[attr-defined]  # what a typo meets at run time

@@ -22,6 +22,7 @@ from hookreg import (
     IncludeError,
     PostToolCallContext,
     PreToolCallDecideContext,
+    Registration,
 )
 
 GATE: Final = HookPoint.PRE_TOOL_CALL_DECIDE
@@ -618,6 +619,23 @@ def test_signatures_are_checked_for_every_kind_of_callable() -> None:
     assert registry.register(HookPoint.POST_TURN, vars).callback is vars  # no signature to read
     assert len(registry.callbacks(HookPoint.POST_TURN)) == 2
     registry.register(HookPoint.POST_TURN, lambda *args: None)
+
+
+def test_a_registration_s_label_is_its_name_as_tables_show_it() -> None:
+    """A hook defined in a function is labelled without its <locals> path; other names stay as they are."""
+
+    def make() -> Registration:
+        def gate(ctx: PreToolCallDecideContext) -> HookResult:
+            return HookResult.allow()
+
+        return HookRegistry().register(GATE, gate)
+
+    reg = make()
+    assert (reg.name, reg.label) == (
+        "test_a_registration_s_label_is_its_name_as_tables_show_it.<locals>.make.<locals>.gate",
+        "gate",
+    )
+    assert HookRegistry().register(GATE, allow, name="my.gate").label == "my.gate"
 
 
 def test_handles_have_readable_reprs() -> None:

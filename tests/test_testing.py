@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -17,6 +17,7 @@ from hookreg import (
     HookRegistry,
     HookResult,
     HookReturnError,
+    HookSignatureError,
     HookTypeError,
     HookValueError,
     NotificationContext,
@@ -104,12 +105,58 @@ def test_call_hook_lets_errors_through_and_checks_returns() -> None:
     async def gate(ctx: PreToolCallDecideContext) -> HookResult:
         return HookResult.allow()
 
-    with pytest.raises(AsyncHookError, match=r"Call `await registry.acall_hook\(...\)`"):
+    with pytest.raises(
+        AsyncHookError, match=r"hook '.*gate' at pre_tool_call_decide .* Call `await acall_hook"
+    ) as refused:
         call_hook(GATE, gate)  # type: ignore[unused-coroutine]  # refused at run time
+    assert (refused.value.point, refused.value.callback) == (GATE, gate)
     with pytest.raises(HookTypeError, match="both ctx= and fields"):
         call_hook(GATE, no_rm, ctx=make_context(GATE), tool_name="x")
     with pytest.raises(HookTypeError, match="takes a PreToolCallDecideContext"):
         call_hook(GATE, no_rm, ctx=NotificationContext(message="m"))  # type: ignore[arg-type]
+    with pytest.raises(HookValueError, match="'pre_tool' is not a hook point"):
+        call_hook("pre_tool", no_rm)
+
+
+def test_call_hook_sees_the_hook_as_registering_it_would() -> None:
+    """A callable that could not be registered at the point is refused, with registration's own error."""
+
+    def two(ctx: PreToolCallDecideContext, extra: int) -> HookResult:
+        return HookResult.allow()
+
+    with pytest.raises(HookSignatureError, match="exactly one positional argument") as raised:
+        call_hook(GATE, two)  # type: ignore[arg-type]  # refused at run time too
+    assert raised.value.callback is two
+
+
+def wrong_gate(ctx: PreToolCallDecideContext) -> HookResult:
+    return "deny"  # type: ignore[return-value]  # the wrong return under test
+
+
+def coroutine_gate(ctx: PreToolCallDecideContext) -> HookResult:
+    async def later() -> HookResult:
+        return HookResult.allow()
+
+    return later()  # type: ignore[return-value]  # the wrong return under test
+
+
+@pytest.mark.parametrize("fn", [wrong_gate, coroutine_gate, bool])
+def test_call_hook_refuses_a_wrong_return_as_dispatch_does(
+    fn: Callable[[PreToolCallDecideContext], HookResult],
+) -> None:
+    """call_hook's HookReturnError for a wrong return says what dispatch's says for the same hook."""
+    registry = HookRegistry()
+    registry.register(GATE, fn, on_error="raise")
+    with pytest.raises(HookReturnError) as dispatched:
+        registry.decide(GATE, make_context(GATE))
+    with pytest.raises(HookReturnError) as called:
+        call_hook(GATE, fn)
+    assert str(called.value) == str(dispatched.value)
+    assert (called.value.point, called.value.callback, called.value.returned_type) == (
+        dispatched.value.point,
+        dispatched.value.callback,
+        dispatched.value.returned_type,
+    )
 
 
 def test_acall_hook_awaits_the_hook() -> None:
@@ -137,6 +184,31 @@ def test_call_point_dispatches_one_point_and_returns_its_record() -> None:
     assert_allowed(call_point(registry, "pre_tool_call_decide"))
     transform = call_point(registry, HookPoint.TRANSFORM_TOOL_INPUT, args={"a": 1})
     assert transform.result == {"a": 1}
+
+
+def test_call_point_leaves_the_context_check_to_dispatch() -> None:
+    """A context of another class is refused by the dispatch itself, with its own error."""
+    registry = HookRegistry()
+    registry.register(GATE, no_rm)
+    with pytest.raises(HookTypeError, match="Cannot dispatch pre_tool_call_decide with NotificationContext"):
+        call_point(registry, GATE, ctx=NotificationContext(message="m"))
+
+
+def test_the_trace_records_are_hookreg_s() -> None:
+    """hookreg.testing's Trace, DispatchRecord and HookCall are the ones hookreg exports and traces build."""
+    import hookreg
+    import hookreg.testing
+
+    assert (hookreg.testing.Trace, hookreg.testing.DispatchRecord, hookreg.testing.HookCall) == (
+        hookreg.Trace,
+        hookreg.DispatchRecord,
+        hookreg.HookCall,
+    )
+    registry = HookRegistry()
+    registry.register(GATE, no_rm)
+    record = call_point(registry, GATE)
+    assert isinstance(record, hookreg.DispatchRecord)
+    assert isinstance(record.calls[0], hookreg.HookCall)
 
 
 def test_acall_point_awaits_async_hooks() -> None:

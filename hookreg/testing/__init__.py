@@ -5,7 +5,8 @@ Installing hookreg registers a pytest plugin with two fixtures: ``hook_registry`
 The adapter conformance kit is `hookreg.testing.conformance`.
 """
 
-from hookreg._trace import DispatchRecord, HookCall, Trace
+# The trace records are hookreg's (hookreg.Trace...), loaded with the first use; tests meet them here too.
+from hookreg import DispatchRecord, HookCall, Trace
 from hookreg.testing._assertions import assert_allowed, assert_asks, assert_denied, assert_hooks_called
 from hookreg.testing._contexts import make_context
 from hookreg.testing._helpers import acall_hook, acall_point, call_hook, call_point

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hookreg import Decision, HookResult
-from hookreg._trace import DispatchRecord, Trace
+from hookreg import Decision, DispatchRecord, HookResult, Trace
 
 __all__ = ["assert_allowed", "assert_asks", "assert_denied", "assert_hooks_called"]
 

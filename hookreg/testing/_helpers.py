@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Final, TypeVar
 
 from hookreg import (
+    AsyncHookError,
+    DispatchRecord,
     FinishReason,
     HookPoint,
     HookRegistry,
+    HookReturnError,
     HookTypeError,
     Message,
+    Registration,
     RequestPatch,
     RunOutcome,
     ToolErrorKind,
 )
-from hookreg._plan import async_refusal
-from hookreg._points import POINTS
-from hookreg._registration import Registration, as_point, is_async, name_of
-from hookreg._rules import wrong_context, wrong_return
-from hookreg._trace import DispatchRecord
 
 __all__ = ["acall_hook", "acall_point", "call_hook", "call_point", "make_context"]
 
@@ -90,7 +90,7 @@ def make_context(point: HookPoint | str, /, **fields: object) -> object:
     Raises:
         HookTypeError: A field the context does not have.
     """
-    hook_point = as_point(point, "make a context")
+    hook_point = HookPoint(point)
     context = hook_point.context
     names = [f.name for f in dataclasses.fields(context)]
     unknown = sorted(set(fields) - set(names))
@@ -118,16 +118,45 @@ def _context(point: HookPoint, ctx: object, fields: dict[str, object]) -> object
     if fields:
         msg = f"Cannot call a hook at {point} with both ctx= and fields {sorted(fields)}. Pass one or the other."
         raise HookTypeError(msg, point=point)
-    if ctx.__class__ is not point.context:
-        raise wrong_context(point, ctx)
     return ctx
 
 
-def _checked(point: HookPoint, fn: object, value: object) -> object:
-    spec = POINTS[point]
-    if not spec.accepts(value):
-        raise wrong_return(spec, Registration(point=point, name=name_of(fn), callback=fn), value)
-    return value
+def _hook(point: HookPoint | str, fn: Callable[..., object]) -> Registration:
+    """`fn` as registering it at `point` makes it, on a registry of its own: checked, named, sync or async.
+
+    So call_hook takes a hook as dispatch would: registration's own signature check, name and async test.
+    """
+    return HookRegistry().register(HookPoint(point), fn)  # type: ignore[arg-type]  # any callable: registering checks it
+
+
+def _hook_context(hook: Registration, ctx: object, fields: dict[str, object]) -> object:
+    """The context to call `hook` with; one of another class is refused, as dispatch refuses it."""
+    context = _context(hook.point, ctx, fields)
+    expected = hook.point.context
+    if context.__class__ is not expected:
+        msg = (
+            f"Cannot call hook {hook.name!r} at {hook.point} with {type(context).__name__}: this point takes a "
+            f"{expected.__name__}. Build a {expected.__name__}(...) for it, or pass its fields instead."
+        )
+        raise HookTypeError(msg, point=hook.point, callback=hook.callback)
+    return context
+
+
+def _checked(hook: Registration, value: object) -> object:
+    """`value`, when `hook`'s point accepts it (dispatch's own check); else the HookReturnError dispatch raises.
+
+    The message is the one dispatch writes for the same hook and value, which a test holds them to.
+    """
+    point = hook.point
+    if point.is_valid_return(value):
+        return value
+    hint = "Return one of the expected values."
+    if inspect.isawaitable(value):
+        if inspect.iscoroutine(value):
+            value.close()  # never awaited: close it so Python does not warn later
+        hint = "It returned an awaitable from a sync callable: make it an async def, or return the value."
+    msg = f"Hook {hook.name!r} at {point} returned {type(value).__name__}; expected {point.expected_return}. {hint}"
+    raise HookReturnError(msg, point=point, callback=hook.callback, returned_type=type(value))
 
 
 def call_hook(
@@ -147,28 +176,35 @@ def call_hook(
     Raises:
         HookReturnError: The hook returned something `point` does not accept.
         AsyncHookError: `fn` is async: use `acall_hook`.
+        HookSignatureError: `fn` cannot be registered at `point` (it must take the one context).
+        HookTypeError: `ctx` is not `point`'s context class, or came with fields.
+        HookValueError: `point` names no hook point.
     """
-    hook_point = as_point(point, f"call {fn!r}")
-    if is_async(fn):
-        raise async_refusal(hook_point, Registration(name=name_of(fn), callback=fn), "acall_hook")
-    value = fn(_context(hook_point, ctx, fields))  # type: ignore[arg-type]  # built for the point
-    return _checked(hook_point, fn, value)  # type: ignore[return-value]  # checked for the point
+    hook = _hook(point, fn)
+    if hook.is_async:
+        msg = (
+            f"Cannot call hook {hook.name!r} at {hook.point} synchronously: it is async. "
+            "Call `await acall_hook(...)` instead."
+        )
+        raise AsyncHookError(msg, point=hook.point, callback=fn)
+    value = fn(_hook_context(hook, ctx, fields))  # type: ignore[arg-type]  # built for the point
+    return _checked(hook, value)  # type: ignore[return-value]  # checked for the point
 
 
 async def acall_hook(
     point: HookPoint | str, fn: Callable[[_CtxT], Awaitable[_ResultT]], /, ctx: _CtxT | None = None, **fields: object
 ) -> _ResultT:
     """The async twin of `call_hook`: await the async hook `fn` alone and return what it returned."""
-    hook_point = as_point(point, f"call {fn!r}")
-    value: object = await fn(_context(hook_point, ctx, fields))  # type: ignore[arg-type]  # built for the point
-    return _checked(hook_point, fn, value)  # type: ignore[return-value]  # checked for the point
+    hook = _hook(point, fn)
+    value: object = await fn(_hook_context(hook, ctx, fields))  # type: ignore[arg-type]  # built for the point
+    return _checked(hook, value)  # type: ignore[return-value]  # checked for the point
 
 
 def _prepare(
     registry: HookRegistry, point: HookPoint | str, ctx: object, fields: dict[str, object]
 ) -> tuple[HookPoint, object]:
-    hook_point = as_point(point, "call a point")
-    return hook_point, _context(hook_point, ctx, fields)
+    hook_point = HookPoint(point)
+    return hook_point, _context(hook_point, ctx, fields)  # dispatch itself refuses a context of another class
 
 
 def call_point(

@@ -6,8 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hookreg import HookRegistry
-from hookreg._trace import Trace
+from hookreg import HookRegistry, Trace
 
 __all__ = ["hook_registry", "hook_trace"]
 

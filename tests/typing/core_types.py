@@ -115,6 +115,12 @@ def hot_loop(calls: list[PreToolCallDecideContext]) -> list[HookResult]:
     return [decide(DECIDE, call) for call in calls]
 
 
+# What a point's hooks return, and a hook's name as tables show it.
+assert_type(DECIDE.expected_return, str)
+assert_type(DECIDE.is_valid_return(HookResult.allow()), bool)
+assert_type(registry.register(DECIDE, gate).label, str)
+
+
 # --- what mypy must reject ----------------------------------------------------------
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import assert_type
 
+import hookreg
 from hookreg import (
     HookPoint,
     HookRegistry,
@@ -36,6 +37,10 @@ assert_type(trace[0], DispatchRecord)
 assert_type(trace[0].calls, tuple[HookCall, ...])
 assert_type(trace[0].decided_by, str | None)
 assert_type(registry.describe(), str)
+# The trace records are hookreg's own, loaded on first use at run time; type checkers see them as imports.
+assert_type(registry.trace(), hookreg.Trace)
+assert_type(trace[0], hookreg.DispatchRecord)
+assert_type(trace[0].calls[0], hookreg.HookCall)
 
 assert_type(allow("read_*"), Rule)
 assert_type(deny("bash", when=lambda ctx: "rm" in str(ctx.args), reason="no rm"), Rule)
@@ -80,6 +85,7 @@ assert_type(RecordingObserver().last, object)
 # --- what mypy must reject ------------------------------------------------------
 
 registry.use_policy("bash")  # type: ignore[arg-type]
+_ = hookreg.Tracer  # type: ignore[attr-defined]  # the lazy loading opens no door to unknown names
 registry.use_policy(allow("x"), default="maybe")  # type: ignore[arg-type]
 from_claude_permissions({}, default="never")  # type: ignore[arg-type]
 deny("bash", when=lambda ctx: ctx.missing)  # type: ignore[attr-defined]
