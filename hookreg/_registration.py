@@ -13,9 +13,9 @@ from _thread import RLock  # threading's RLock, without importing threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
-from hookreg._errors import DuplicateHookWarning, HookSignatureError, HookTypeError, HookValueError
+from hookreg._errors import DuplicateHookWarning, HookReturnError, HookSignatureError, HookTypeError, HookValueError
 from hookreg._patterns import parse_tool_pattern, tool_matcher
-from hookreg._points import HookPoint, HookStyle, unknown_point
+from hookreg._points import POINTS, HookPoint, HookStyle, PointSpec, unknown_point
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -42,6 +42,7 @@ __all__ = [
     "replace_handle",
     "short_name",
     "validate",
+    "wrong_return",
 ]
 
 
@@ -150,6 +151,25 @@ class Registration:
         """
         return short_name(self.name)
 
+    def check_return(self, value: object, /) -> None:
+        """Raise the `HookReturnError` dispatch raises when this hook returns `value`, if its point refuses it.
+
+        The check is dispatch's own (`HookPoint.is_valid_return`); a coroutine
+        returned by a sync hook is closed, so Python does not warn that it was
+        never awaited. `hookreg.testing.call_hook` checks a hook's return with it.
+
+        Example:
+            >>> from hookreg import HookPoint, HookRegistry, HookReturnError
+            >>> hook = HookRegistry().register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: False, name="gate")
+            >>> try:
+            ...     hook.check_return(False)
+            ... except HookReturnError as exc:
+            ...     print(exc)
+            Hook 'gate' at pre_tool_call_decide returned bool; expected HookResult. Return one of the expected values.
+        """
+        if not POINTS[self.point].accepts(value):
+            raise wrong_return(POINTS[self.point], self, value)
+
     def remove(self) -> bool:
         """Remove the hook; ``False`` when it was already gone (removed, replaced or cleared)."""
         with LOCK:
@@ -169,6 +189,17 @@ class Registration:
 
     def __repr__(self) -> str:
         return f"<Registration {self.point.value} {self.name!r} priority={self.priority}>"
+
+
+def wrong_return(spec: PointSpec, reg: Registration, value: object) -> HookReturnError:
+    """Build the error for hook `reg` returning `value`, which its point `spec` does not accept."""
+    hint = "Return one of the expected values."
+    if inspect.isawaitable(value):
+        if inspect.iscoroutine(value):
+            value.close()  # never awaited: close it so Python does not warn later
+        hint = "It returned an awaitable from a sync callable: make it an async def, or return the value."
+    msg = f"Hook {reg.name!r} at {spec.point} returned {type(value).__name__}; expected {spec.expected}. {hint}"
+    return HookReturnError(msg, point=spec.point, callback=reg.callback, returned_type=type(value))
 
 
 @final

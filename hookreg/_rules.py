@@ -14,7 +14,6 @@ A `StopRun` (alone or in an exception group) is not a failure but a stop.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import sys
 from collections.abc import Callable, Generator, Mapping, Sequence
 from types import CodeType
@@ -24,7 +23,7 @@ from hookreg._context import rebuilder
 from hookreg._errors import HookReturnError, HookTypeError, StopRun
 from hookreg._log import log
 from hookreg._points import HookPoint, HookStyle, PointSpec
-from hookreg._registration import filtered_out
+from hookreg._registration import filtered_out, wrong_return
 from hookreg._results import Decision, HookResult, InvalidToolCallAction, ReadOnlyDict, TurnAction
 
 if TYPE_CHECKING:
@@ -44,7 +43,6 @@ __all__ = [
     "mark_stop",
     "marked_by",
     "wrong_context",
-    "wrong_return",
 ]
 
 Outcome = tuple[int, Any]
@@ -141,16 +139,6 @@ def calls_hooks(fn: _F) -> _F:
 def machinery(namespace: dict[str, Any]) -> None:
     """Declare a module's globals as hookreg's own dispatch machinery: its frames are never a hook call."""
     _MACHINERY.append(namespace)
-
-
-def wrong_return(spec: PointSpec, reg: Registration, value: object) -> HookReturnError:
-    hint = "Return one of the expected values."
-    if inspect.isawaitable(value):
-        if inspect.iscoroutine(value):
-            value.close()  # never awaited: close it so Python does not warn later
-        hint = "It returned an awaitable from a sync callable: make it an async def, or return the value."
-    msg = f"Hook {reg.name!r} at {spec.point} returned {type(value).__name__}; expected {spec.expected}. {hint}"
-    return HookReturnError(msg, point=spec.point, callback=reg.callback, returned_type=type(value))
 
 
 def _fail(spec: PointSpec, reg: Registration, exc: BaseException, status: int) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import doctest
 import importlib
 import os
 import re
@@ -220,3 +221,17 @@ def test_reference_documents_every_registry_method(site: Path) -> None:
     html = (site / "reference" / "hookreg" / "index.html").read_text(encoding="utf-8")
     public = [name for name in dir(HookRegistry) if not name.startswith("_")]
     assert [name for name in public if f'id="hookreg.HookRegistry.{name}"' not in html] == []
+
+
+MODULES = sorted(
+    ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+    for path in (ROOT / "hookreg").rglob("*.py")
+    if path.name != "__main__.py"
+)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_docstring_example_runs(module: str) -> None:
+    """Each ``Example:`` in a docstring runs and prints what it shows (doctest, ``...`` matching anything)."""
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} docstring examples failed in {module}"

@@ -553,7 +553,13 @@ def test_contexts_built_in_a_chain_keep_the_caller_run() -> None:
 # --- value classes: dataclasses whose methods are written out ------------------------------
 
 VALUE_CLASSES = sorted(
-    (obj for obj in vars(hookreg).values() if isinstance(obj, type) and dataclasses.is_dataclass(obj)),
+    (
+        obj
+        for obj in vars(hookreg).values()
+        if isinstance(obj, type)
+        and dataclasses.is_dataclass(obj)
+        and obj.__module__ in ("hookreg._results", "hookreg._context")
+    ),
     key=lambda cls: cls.__name__,
 )
 
