@@ -13,10 +13,10 @@ lone one).
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
-__all__ = ["GRAMMAR", "ToolPattern", "parse_tool_pattern", "tool_matcher"]
+__all__ = ["GRAMMAR", "ToolPattern", "parse_tool_pattern", "tool_matcher", "tools_matcher"]
 
 GRAMMAR: Final = (
     "A tool pattern is NAME or NAME(KEY=GLOB): NAME a tool name or fnmatch glob without parentheses, "
@@ -140,3 +140,30 @@ def tool_matcher(patterns: tuple[ToolPattern, ...]) -> Callable[[Any], bool]:
         return tool_name is not None and any(p.matches(tool_name, ctx.args) for p in with_args)
 
     return matches
+
+
+def tools_matcher(
+    tools: object, context: type[Any], type_error: Callable[[str], Exception], value_error: Callable[[str], Exception]
+) -> tuple[tuple[str, ...], Callable[[Any], bool]]:
+    """Check a ``tools=`` option: its patterns as given, and the test of a `context` they make.
+
+    A pattern testing an argument is refused where `context` carries no
+    ``args`` (it could never match); a fault is raised as ``type_error(why)``
+    or ``value_error(why)``.
+    """
+    if not isinstance(tools, str | Iterable):
+        raise type_error(f"tools= must be a str or an iterable of str, not {type(tools).__name__}.")
+    patterns = (tools,) if isinstance(tools, str) else tuple(tools)
+    wrong = next((p for p in patterns if not isinstance(p, str)), None)
+    if wrong is not None:
+        raise type_error(f"tools= must hold only str tool names or globs, not {type(wrong).__name__}.")
+    if not patterns or not all(patterns):
+        raise value_error("tools= must be non-empty tool names or globs. Omit tools= to match every tool.")
+    parsed = tuple(parse_tool_pattern(p, value_error) for p in patterns)
+    testing_args = next((p for p in parsed if p.key is not None), None)
+    if testing_args is not None and "args" not in context.__slots__:
+        raise value_error(
+            f"tools={testing_args.text!r} tests an argument, but {context.__name__} carries no args, "
+            f"so the hook would never run. Use the bare tool name {testing_args.name!r}."
+        )
+    return patterns, tool_matcher(parsed)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import fields
 from typing import Any, Final, Literal, final
 
 from hookreg._context import (
@@ -219,7 +218,7 @@ class PointSpec:
         self.style = style
         self.context = context
         self.alias = alias
-        self.is_tool_scoped = any(f.name == "tool_name" for f in fields(context))
+        self.is_tool_scoped = "tool_name" in context.__slots__
         self.subject = subject_of(context) if style is HookStyle.TRANSFORM else None
         self.returns = returns
         # Transforms may keep their subject (None); a decider passing with None (invalid_tool_call) may return it.

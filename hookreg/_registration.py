@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 import itertools
@@ -14,7 +13,6 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 from hookreg._errors import DuplicateHookWarning, HookReturnError, HookSignatureError, HookTypeError, HookValueError
-from hookreg._patterns import parse_tool_pattern, tool_matcher
 from hookreg._points import POINTS, HookPoint, HookStyle, PointSpec, unknown_point
 
 if TYPE_CHECKING:
@@ -399,22 +397,9 @@ def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each w
     if tools is not None:
         if not point.is_tool_scoped:
             raise value_error(f"tools= applies only to tool-scoped points; {point} has no tool_name. Remove tools=.")
-        if not isinstance(tools, str | Iterable):
-            raise type_error(f"tools= must be a str or an iterable of str, not {type(tools).__name__}.")
-        patterns = (tools,) if isinstance(tools, str) else tuple(tools)
-        wrong = next((p for p in patterns if not isinstance(p, str)), None)
-        if wrong is not None:
-            raise type_error(f"tools= must hold only str tool names or globs, not {type(wrong).__name__}.")
-        if not patterns or not all(patterns):
-            raise value_error("tools= must be non-empty tool names or globs. Omit tools= to match every tool.")
-        parsed = tuple(parse_tool_pattern(p, value_error) for p in patterns)
-        with_args = next((p for p in parsed if p.key is not None), None)
-        if with_args is not None and not any(f.name == "args" for f in dataclasses.fields(point.context)):
-            raise value_error(
-                f"tools={with_args.text!r} tests an argument, but {point.context.__name__} carries no args, "
-                f"so the hook would never run. Use the bare tool name {with_args.name!r}."
-            )
-        matcher = tool_matcher(parsed)
+        from hookreg._patterns import tools_matcher  # noqa: PLC0415 -- on first tools=: keeps the import light
+
+        patterns, matcher = tools_matcher(tools, point.context, type_error, value_error)
     hook_is_async = is_async(fn)
     async_path = _async_path_of(fn, hook_is_async)
     if async_path is not None and async_path is not fn and not _takes_one_argument(async_path):

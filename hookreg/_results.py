@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import reprlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import FrozenInstanceError, dataclass, field, fields
+from dataclasses import Field, FrozenInstanceError, dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, NoReturn, TypeVar, cast, final, get_args
 
@@ -55,6 +55,12 @@ def _frozen_delattr(self: object, name: str) -> NoReturn:
     raise FrozenInstanceError(msg)
 
 
+@reprlib.recursive_repr()
+def _repr(self: Any) -> str:
+    """A dataclass's repr: every field (a value class has no ``repr=False`` field)."""
+    return f"{type(self).__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in self.__slots__)})"
+
+
 def _getstate(self: Any) -> list[object]:
     return [getattr(self, name) for name in self.__slots__]
 
@@ -64,35 +70,69 @@ def _setstate(self: Any, state: list[object]) -> None:
         object.__setattr__(self, name, value)
 
 
+class _DataclassAttribute:
+    """A value class's ``__dataclass_fields__`` or ``__dataclass_params__``, made when first read.
+
+    Reading either (as `fields`, `replace`, `asdict` and `is_dataclass` do)
+    runs `dataclass` once, on a throwaway class with the value class's
+    annotations and defaults, and stores both of its attributes on the value
+    class in place of these descriptors: the dataclass machinery costs
+    nothing at import.
+    """
+
+    __slots__ = ("annotations", "defaults", "kw_only", "name")
+
+    def __init__(self, annotations: dict[str, Any], defaults: dict[str, Any], kw_only: bool) -> None:
+        self.annotations, self.defaults, self.kw_only = annotations, defaults, kw_only
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: object, owner: type) -> object:
+        namespace = {"__annotations__": self.annotations, "__module__": owner.__module__, **self.defaults}
+        made: type = dataclass(frozen=True, kw_only=self.kw_only)(type(owner.__name__, (), namespace))
+        for name in ("__dataclass_fields__", "__dataclass_params__"):
+            setattr(owner, name, vars(made)[name])
+        return vars(owner)[self.name]
+
+
 def _value_class(
     *, frozen: Literal[True], slots: Literal[True], kw_only: bool = False
 ) -> Callable[[type[_T]], type[_T]]:
-    """``@dataclass(frozen=True, slots=True)`` that compiles no code when hookreg is imported.
+    """``@dataclass(frozen=True, slots=True)`` that compiles no code and builds no field when hookreg is imported.
 
     `dataclasses.dataclass` writes each class's ``__init__``, ``__repr__``,
     ``__eq__``, ``__hash__``, ``__setattr__`` and ``__delattr__`` as source and
-    compiles it with `exec`: about 1 ms a class, most of ``import hookreg``.
-    Here the dataclass machinery only collects the fields (so `fields`,
-    `replace` and `asdict` work as on any dataclass), the class body holds its
-    ``__init__``, written out from the fields by ``scripts/generate_values.py``
-    (``_init`` there makes it from the slots' setters, which exist only once
-    the class is built), and the other methods are functions shared by every
-    value class. Type
-    checkers see `dataclass` itself. Frozen as a dataclass is: assigning or
-    deleting a field raises `FrozenInstanceError`; ``__dataclass_params__``
-    says ``frozen=False`` (dataclass would refuse our ``__setattr__``).
+    compiles it with `exec`, then builds the class anew with ``__slots__``:
+    about 1 ms a class, most of ``import hookreg``. Here the class is built
+    once with its ``__slots__``; its ``__init__`` is written out in the class
+    body from the fields by ``scripts/generate_values.py`` (``_init`` there
+    makes it from the slots' setters, which exist only once the class is
+    built); the other methods are functions shared by every value class; and
+    the dataclass attributes are made when first read (`_DataclassAttribute`),
+    so `fields`, `replace` and `asdict` work as on any frozen dataclass. Type
+    checkers see `dataclass` itself.
     """
     del frozen, slots  # always: what type checkers are told, and what this builds
 
     def build(cls: type[_T]) -> type[_T]:
-        cls = dataclass(init=False, repr=False, eq=False, slots=True, kw_only=kw_only)(cls)
-        make_init = vars(cls)["_init"]  # written out in the class body: see scripts/generate_values.py
-        init = make_init(*(vars(cls)[name].__set__ for name in cls.__slots__))  # type: ignore[attr-defined]  # slots=True
+        body = vars(cls)
+        annotations = body["__annotations__"]
+        names = tuple(name for name, hint in annotations.items() if not hint.startswith("ClassVar"))
+        defaults = {name: body[name] for name in names if name in body}
+        spec = (annotations, defaults, kw_only)
+        namespace = {key: value for key, value in body.items() if key not in defaults and key not in _NOT_COPIED}
+        namespace.update(
+            __slots__=names,
+            __match_args__=() if kw_only else names,
+            __dataclass_fields__=_DataclassAttribute(*spec),
+            __dataclass_params__=_DataclassAttribute(*spec),
+        )
+        built: Any = type(cls.__name__, cls.__bases__, namespace)
+        built.__qualname__ = cls.__qualname__
+        init = body["_init"](*(vars(built)[name].__set__ for name in names))  # see scripts/generate_values.py
         init.__name__, init.__qualname__ = "__init__", f"{cls.__qualname__}.__init__"
-        cls.__init__ = init  # type: ignore[method-assign]  # what dataclass would have written
-        delattr(cls, "_init")
-        compared = attrgetter(*(f.name for f in fields(cls) if f.compare))  # type: ignore[arg-type]  # a dataclass
-        shown = tuple(f.name for f in fields(cls) if f.repr)  # type: ignore[arg-type]  # a dataclass
+        compared = attrgetter(*(n for n in names if not isinstance(defaults.get(n), Field) or defaults[n].compare))
 
         def __eq__(self: object, other: object) -> bool:  # noqa: N807 -- the method it becomes
             return compared(self) == compared(other) if other.__class__ is self.__class__ else NotImplemented
@@ -100,24 +140,24 @@ def _value_class(
         def __hash__(self: object) -> int:  # noqa: N807 -- the method it becomes
             return hash(compared(self))
 
-        @reprlib.recursive_repr()
-        def __repr__(self: object) -> str:  # noqa: N807 -- the method it becomes
-            return f"{type(self).__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in shown)})"
-
         methods = {
+            "__init__": init,
             "__eq__": __eq__,
             "__hash__": __hash__,
-            "__repr__": __repr__,
+            "__repr__": _repr,
             "__setattr__": _frozen_setattr,
             "__delattr__": _frozen_delattr,
             "__getstate__": _getstate,
             "__setstate__": _setstate,
         }
         for name, method in methods.items():  # a value class defines none of them itself
-            setattr(cls, name, method)
-        return cls
+            setattr(built, name, method)
+        return cast("type[_T]", built)
 
     return build
+
+
+_NOT_COPIED: Final = frozenset({"__dict__", "__weakref__", "_init"})
 
 
 if TYPE_CHECKING:
@@ -306,7 +346,7 @@ def _schema(cls: type[TurnAction | InvalidToolCallAction], needs: Mapping[str, s
     text fields are read as such, and only `kind`'s ``Literal[...]`` is
     evaluated, as `typing.get_type_hints` would (which costs more at import).
     """
-    by_name = {f.name: str(f.type) for f in fields(cls)}
+    by_name = {name: cls.__annotations__[name] for name in cls.__slots__}
     texts = tuple((name, hint == "str | None") for name, hint in by_name.items() if hint in ("str", "str | None"))
     return get_args(eval(by_name["kind"], {"Literal": Literal})), texts, needs
 
