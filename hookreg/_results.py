@@ -121,17 +121,6 @@ def _value_class(
         names = tuple(name for name, hint in annotations.items() if not hint.startswith("ClassVar"))
         defaults = {name: body[name] for name in names if name in body}
         spec = (annotations, defaults, kw_only)
-        namespace = {key: value for key, value in body.items() if key not in defaults and key not in _NOT_COPIED}
-        namespace.update(
-            __slots__=names,
-            __match_args__=() if kw_only else names,
-            __dataclass_fields__=_DataclassAttribute(*spec),
-            __dataclass_params__=_DataclassAttribute(*spec),
-        )
-        built: Any = type(cls.__name__, cls.__bases__, namespace)
-        built.__qualname__ = cls.__qualname__
-        init = body["_init"](*(vars(built)[name].__set__ for name in names))  # see scripts/generate_values.py
-        init.__name__, init.__qualname__ = "__init__", f"{cls.__qualname__}.__init__"
         compared = attrgetter(*(n for n in names if not isinstance(defaults.get(n), Field) or defaults[n].compare))
 
         def __eq__(self: object, other: object) -> bool:  # noqa: N807 -- the method it becomes
@@ -140,18 +129,25 @@ def _value_class(
         def __hash__(self: object) -> int:  # noqa: N807 -- the method it becomes
             return hash(compared(self))
 
-        methods = {
-            "__init__": init,
-            "__eq__": __eq__,
-            "__hash__": __hash__,
-            "__repr__": _repr,
-            "__setattr__": _frozen_setattr,
-            "__delattr__": _frozen_delattr,
-            "__getstate__": _getstate,
-            "__setstate__": _setstate,
-        }
-        for name, method in methods.items():  # a value class defines none of them itself
-            setattr(built, name, method)
+        namespace = {key: value for key, value in body.items() if key not in defaults and key not in _NOT_COPIED}
+        namespace.update(
+            __qualname__=cls.__qualname__,
+            __slots__=names,
+            __match_args__=() if kw_only else names,
+            __dataclass_fields__=_DataclassAttribute(*spec),
+            __dataclass_params__=_DataclassAttribute(*spec),
+            __eq__=__eq__,
+            __hash__=__hash__,
+            __repr__=_repr,
+            __setattr__=_frozen_setattr,
+            __delattr__=_frozen_delattr,
+            __getstate__=_getstate,
+            __setstate__=_setstate,
+        )
+        built: Any = type(cls.__name__, cls.__bases__, namespace)
+        init = body["_init"](*(vars(built)[name].__set__ for name in names))  # see scripts/generate_values.py
+        init.__name__, init.__qualname__ = "__init__", f"{cls.__qualname__}.__init__"
+        built.__init__ = init
         return cast("type[_T]", built)
 
     return build
