@@ -29,6 +29,8 @@ import gc
 import inspect
 import os
 import platform
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -585,6 +587,84 @@ def import_times(runs: int) -> dict[str, float]:
     return {m: statistics.median(t) for m, t in times.items()}
 
 
+# Counting instructions: a second measure, immune to the machine's other load (a shared VM's
+# timings can swing by a third). callgrind counts every instruction the interpreter executes;
+# with a fixed hash seed the count is the same on every run.
+COUNTED_DISPATCH = """
+import sys
+from hookreg import HookPoint, HookRegistry, HookResult, TextDeltaContext, PreToolCallDecideContext
+style, count, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+ALLOW = HookResult.allow()
+def hook():
+    def gate(ctx): return ALLOW
+    def keep(ctx): return None
+    return gate if style == "decide" else keep
+point, ctx = {
+    "decide": (HookPoint.PRE_TOOL_CALL_DECIDE, PreToolCallDecideContext(tool_name="t", args={}, call_id="c")),
+    "observe": (HookPoint.TEXT_DELTA, TextDeltaContext(delta="a", aggregated="a")),
+}[style]
+fns = tuple(hook() for _ in range(count))
+registry = HookRegistry()
+for fn in fns:
+    registry.register(point, fn)
+def limit_decide(ctx, fns=fns, ALLOW=ALLOW.decision, ALLOWED=ALLOW):
+    for fn in fns:
+        r = fn(ctx)
+        if r.decision is not ALLOW:
+            return r
+    return ALLOWED
+def limit_notify(ctx, fns=fns):
+    for fn in fns:
+        fn(ctx)
+limit = limit_decide if style == "decide" else limit_notify
+dispatch = registry.decide if style == "decide" else registry.notify
+if sys.argv[4] == "hookreg":
+    for _ in range(reps):
+        dispatch(point, ctx)
+elif sys.argv[4] == "limit":
+    for _ in range(reps):
+        limit(ctx)
+"""
+
+
+def instructions(cache: str, *argv: str) -> int:
+    """The instructions `python *argv` executes, counted by callgrind, with bytecode cached in `cache`."""
+    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPYCACHEPREFIX=cache)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run([sys.executable, *argv], capture_output=True, check=True, env=env)  # writes the cache
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, *argv]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
+    return int(re.findall(r"Collected : (\d+)", done.stderr)[-1])
+
+
+def counted() -> list[str]:
+    """Import and dispatch ratios counted in instructions, when valgrind is installed (else nothing)."""
+    if shutil.which("valgrind") is None:
+        return []
+    with tempfile.TemporaryDirectory() as cache:
+        return counted_in(cache)
+
+
+def counted_in(cache: str) -> list[str]:
+    lines = ["| counted in instructions (callgrind) | hookreg | the other | ratio |", "|---|--:|--:|--:|"]
+    start = instructions(cache, "-c", "pass")
+    ours, theirs = (instructions(cache, "-c", f"import {m}") - start for m in ("hookreg", "pluggy"))
+    lines.append(f"| `import hookreg`, next to `import pluggy` | {ours:,} | {theirs:,} | {ours / theirs:.2f}x |")
+    reps = 2000
+    for style in ("decide", "observe"):
+        for count in (1, 50):
+            idle, hookreg_run, limit_run = (
+                instructions(cache, "-c", COUNTED_DISPATCH, style, str(count), str(reps), who)
+                for who in ("none", "hookreg", "limit")
+            )
+            ours, theirs = (hookreg_run - idle) // reps, (limit_run - idle) // reps
+            lines.append(
+                f"| {style}, {count} hooks, per dispatch, next to the limit | {ours:,} | {theirs:,} "
+                f"| {ours / theirs:.2f}x |"
+            )
+    return lines
+
+
 def structlog_imported() -> bool:
     probe = "import sys, hookreg; print('structlog' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
@@ -814,6 +894,7 @@ def main() -> None:
     imports = import_times(3 if args.quick else 15)
     structlog_loaded = structlog_imported()
     instrumented = otel_table(rounds, target)
+    by_count = [] if args.quick else counted()
     elapsed = time.perf_counter() - started
 
     has = ns[("has_hooks", "hookreg")]
@@ -845,6 +926,8 @@ def main() -> None:
         "Targets (DESIGN §9):",
         "",
         *targets(ns, imports),
+        "",
+        *by_count,
         "",
         *instrumented,
     ]

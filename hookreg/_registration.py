@@ -56,7 +56,8 @@ class Owner(Protocol):
 LOCK: Final = RLock()
 _ORDER: Final = itertools.count()
 # The enclosing functions of a function defined inside another one: "make.<locals>.gate" shows as "gate".
-_LOCALS: Final = re.compile(r"[^\s()]*<locals>\.")
+# A pattern string: `re` compiles and caches it on first use, not at import.
+_LOCALS: Final = r"[^\s()]*<locals>\."
 
 _POLICIES: Final = {
     HookStyle.DECIDE: ("deny", "raise", "ignore"),
@@ -253,7 +254,7 @@ def name_of(fn: object) -> str:
 
 def short_name(name: str) -> str:
     """`name` as tables show it: without the ``outer.<locals>.`` path of a function defined in a function."""
-    return _LOCALS.sub("", name)
+    return re.sub(_LOCALS, "", name)
 
 
 def label(fn: object) -> str:
