@@ -9,7 +9,10 @@ import json
 import operator
 import pickle
 import re
+import threading
+import typing
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 import pytest
@@ -37,6 +40,7 @@ from hookreg import (
     ToolCallResolution,
     TurnAction,
 )
+from hookreg._results import value_class
 from hookreg.testing import make_context
 
 
@@ -623,3 +627,39 @@ def test_a_value_is_hashable_when_its_compared_fields_are() -> None:
     assert hash(deny) == hash(dataclasses.replace(deny, decided_by="gate"))
     assert hash(Message("user", "hi")) == hash(Message("user", "hi"))
     assert len({RunOutcome("completed"), RunOutcome("completed"), RunOutcome("stopped")}) == 2
+
+
+def test_value_classes_keep_what_a_dataclass_offers_at_run_time() -> None:
+    """Frozen params, type hints, positional pattern matching and astuple, as `dataclass` would give."""
+    assert PreToolCallDecideContext.__dataclass_params__.frozen  # type: ignore[attr-defined]  # a dataclass
+    assert typing.get_type_hints(PreToolCallDecideContext)["args"] == Mapping[str, object]
+    match Message("user", "hi"):
+        case Message(role, content):
+            assert (role, content) == ("user", "hi")
+    assert PreToolCallDecideContext.__match_args__ == ()  # keyword-only fields do not match by position
+    assert dataclasses.astuple(RunOutcome("completed")) == ("completed", "", 0)
+
+
+def test_the_dataclass_attributes_are_made_once_whichever_thread_reads_first() -> None:
+    """A fresh value class's fields, read by eight threads at once, are one and the same description."""
+
+    def init(set_x: Callable[..., None], set_y: Callable[..., None]) -> Callable[..., None]:
+        def __init__(self: object, *, x: int, y: int = 0) -> None:  # noqa: N807 -- what a generated block writes
+            set_x(self, x)
+            set_y(self, y)
+
+        return __init__
+
+    namespace = {"__annotations__": {"x": "int", "y": "int"}, "__module__": __name__, "y": 0, "_init": init}
+    point: Any = value_class(frozen=True, slots=True, kw_only=True)(type("Point", (), namespace))
+    start = threading.Barrier(8)
+
+    def read(_: int) -> tuple[dataclasses.Field[Any], ...]:
+        start.wait()
+        return dataclasses.fields(point)
+
+    with ThreadPoolExecutor(8) as pool:
+        seen = list(pool.map(read, range(8)))
+    assert [[f.name for f in fields] for fields in seen] == [["x", "y"]] * 8
+    assert dataclasses.replace(point(x=1), y=2) == point(x=1, y=2)
+    assert point.__dataclass_params__.frozen
