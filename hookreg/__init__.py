@@ -204,3 +204,7 @@ if not typing.TYPE_CHECKING:  # pragma: no branch -- false only for a type check
 
         globals().update(DispatchRecord=DispatchRecord, HookCall=HookCall, Trace=Trace)
         return globals()[name]
+
+    def __dir__() -> list[str]:
+        """The module's names, the trace records among them before they load (for completion in a notebook)."""
+        return sorted(globals().keys() | _TRACE_RECORDS)

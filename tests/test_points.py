@@ -214,18 +214,25 @@ def test_import_is_light() -> None:
 
 
 def test_trace_records_load_on_first_use() -> None:
-    """hookreg.Trace, DispatchRecord and HookCall are tracing's own classes, loaded when first named."""
+    """hookreg.Trace, DispatchRecord and HookCall: tracing's own classes, in dir(), loaded when first named."""
     import subprocess
     import sys
 
     code = (
         "import sys, hookreg; loaded = 'hookreg._trace' in sys.modules; "
+        "listed = {'Trace', 'DispatchRecord', 'HookCall'} <= set(dir(hookreg)); "
+        "loaded = loaded or 'hookreg._trace' in sys.modules or not listed; "
         "from hookreg import Trace, DispatchRecord, HookCall; "
         "from hookreg._trace import Trace as T, DispatchRecord as D, HookCall as H; "
         "print(loaded, (Trace, DispatchRecord, HookCall) == (T, D, H), type(hookreg.HookRegistry().trace()) is Trace)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True", "True"]
+
+
+def test_dir_of_the_package_lists_every_public_name() -> None:
+    """``dir(hookreg)`` (what a notebook completes from) holds all of ``__all__``, the lazy trace records too."""
+    assert set(hookreg.__all__) <= set(dir(hookreg))
 
 
 def test_an_unknown_attribute_of_the_package_is_an_attribute_error() -> None:
