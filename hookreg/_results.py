@@ -144,8 +144,12 @@ def _value_class(
             __getstate__=_getstate,
             __setstate__=_setstate,
         )
+        make_init = body.get("_init")
+        if make_init is None:
+            msg = f"Cannot build {cls.__qualname__}: it has no written-out __init__. Run scripts/generate_values.py."
+            raise TypeError(msg)
         built: Any = type(cls.__name__, cls.__bases__, namespace)
-        init = body["_init"](*(vars(built)[name].__set__ for name in names))  # see scripts/generate_values.py
+        init = make_init(*(vars(built)[name].__set__ for name in names))  # see scripts/generate_values.py
         init.__name__, init.__qualname__ = "__init__", f"{cls.__qualname__}.__init__"
         built.__init__ = init
         return cast("type[_T]", built)

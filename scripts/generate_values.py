@@ -24,6 +24,8 @@ TARGETS = [ROOT / "hookreg" / "_results.py", ROOT / "hookreg" / "_context.py"]
 MARKER = "# written out from the fields by scripts/generate_values.py"
 MAX_ARGS = 5  # ruff's PLR0913 default
 TOO_MANY = "# noqa: PLR0913 -- one parameter per field"
+# What value_class honours (the other methods are shared: every field is shown, compared unless compare=False).
+SUPPORTED = frozenset({"default", "default_factory", "compare"})
 
 
 def is_value_class(node: ast.ClassDef) -> bool:
@@ -70,6 +72,10 @@ def init_of(source: str, node: ast.ClassDef) -> list[str]:
         default = stmt.value
         if isinstance(default, ast.Call) and isinstance(default.func, ast.Name) and default.func.id == "field":
             given = {k.arg: k.value for k in default.keywords}
+            unsupported = sorted(str(k) for k in given.keys() - SUPPORTED)
+            if unsupported or default.args:
+                where = f"{node.name}.{name}"
+                sys.exit(f"{where}: field() takes only {sorted(SUPPORTED)} in a value class, not {unsupported}.")
             default = given.get("default")
             if "default_factory" in given:
                 factory = ast.get_source_segment(source, given["default_factory"])

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
+import importlib.util
 import inspect
 import json
 import operator
@@ -13,6 +15,7 @@ import threading
 import typing
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -42,6 +45,8 @@ from hookreg import (
 )
 from hookreg._results import value_class
 from hookreg.testing import make_context
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 class Calls(int):
@@ -663,3 +668,25 @@ def test_the_dataclass_attributes_are_made_once_whichever_thread_reads_first() -
     assert [[f.name for f in fields] for fields in seen] == [["x", "y"]] * 8
     assert dataclasses.replace(point(x=1), y=2) == point(x=1, y=2)
     assert point.__dataclass_params__.frozen
+
+
+def test_a_value_class_without_its_written_out_init_is_refused_when_built() -> None:
+    """A value class added without running the generator fails at import, saying what to run."""
+    namespace = {"__annotations__": {"x": "int"}, "__module__": __name__}
+    with pytest.raises(TypeError, match=r"Cannot build Point: .*Run scripts/generate_values\.py\."):
+        value_class(frozen=True, slots=True, kw_only=True)(type("Point", (), namespace))
+
+
+def test_the_generator_refuses_a_field_option_value_classes_do_not_honour() -> None:
+    """``field(repr=False)`` (or init=, hash=, ...) stops the generator with the class, field and options named."""
+    spec = importlib.util.spec_from_file_location("generate_values", ROOT / "scripts" / "generate_values.py")
+    assert spec is not None
+    assert spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    source = "@value_class(frozen=True, slots=True)\nclass Point:\n    x: int = field(default=0, repr=False)\n"
+    node = next(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef))
+    with pytest.raises(SystemExit, match=r"Point\.x: field\(\) takes only .* not \['repr'\]"):
+        generator.init_of(source, node)
+    written = generator.generate(source.replace(", repr=False", ""))
+    assert "def init(self: Any, x: int = 0) -> None:" in written
