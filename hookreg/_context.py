@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import _thread  # threading's RLock without importing threading; looked up at each use, so a late monkeypatch applies
 import enum
 import os
-from _thread import RLock  # threading's RLock, without importing threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, cast, final
@@ -173,7 +173,7 @@ class Scratchpad:
 
     def __init__(self) -> None:
         self._values: dict[type, object] = {}
-        self._lock = RLock()
+        self._lock = _thread.RLock()
         self._parent: Scratchpad | None = None
 
     def child(self) -> Scratchpad:
@@ -224,7 +224,7 @@ class Scratchpad:
     def __setstate__(self, state: dict[str, object]) -> None:
         for name, value in state.items():
             setattr(self, name, value)
-        self._lock = RLock()
+        self._lock = _thread.RLock()
 
     def __repr__(self) -> str:
         return f"Scratchpad({', '.join(sorted(t.__name__ for t in self._values))})"
