@@ -690,3 +690,18 @@ def test_the_generator_refuses_a_field_option_value_classes_do_not_honour() -> N
         generator.init_of(source, node)
     written = generator.generate(source.replace(", repr=False", ""))
     assert "def init(self: Any, x: int = 0) -> None:" in written
+
+
+def test_a_scratchpad_takes_its_lock_from_the_thread_module_when_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lock is looked up when a scratchpad is made, so a thread module patched after import (gevent) applies."""
+    import _thread
+
+    made: list[object] = []
+
+    def patched() -> object:
+        made.append(lock := threading.RLock())
+        return lock
+
+    monkeypatch.setattr(_thread, "RLock", patched)
+    pad = Scratchpad()
+    assert made == [pad._lock]
