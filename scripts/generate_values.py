@@ -57,9 +57,9 @@ def init_of(source: str, node: ast.ClassDef) -> list[str]:
     """The generated block's lines for the class `node`: one parameter and one slot store per field.
 
     The block defines ``_init``, which `value_class` calls with the slot
-    setters of the finished class (they exist only once ``slots=True`` has
-    rebuilt it) to make ``__init__``: a setter stores a slot without the
-    frozen ``__setattr__`` and without looking the name up.
+    setters of the class it builds (they exist only once that class does) to
+    make ``__init__``: a setter stores a slot without the frozen
+    ``__setattr__`` and without looking the name up.
     """
     params, setters, stores = [], [], []
     for stmt in node.body:
