@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["debug_enabled", "log", "render"]
 
 _LEVELS: Final = {"debug": 10, "info": 20, "warning": 30, "error": 40}  # logging.DEBUG ... logging.ERROR
-_WARNING: Final = 30
 # A value is written bare unless it is empty or holds a space, a quote, a backslash or an "=": then it is quoted.
 _ESCAPES: Final = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
@@ -68,7 +67,7 @@ def log(level: str, event: str, **fields: Any) -> None:
     ever cached, so configuration changes (and ``capture_logs``) apply at once.
     """
     number = _LEVELS[level]
-    if number < _WARNING and "logging" not in sys.modules:
+    if number < _LEVELS["warning"] and "logging" not in sys.modules:
         return  # logging's defaults: below WARNING, nothing is emitted
     structlog = sys.modules.get("structlog")
     if structlog is not None and structlog.is_configured():
