@@ -6,7 +6,6 @@ import _thread  # threading's RLock without importing threading; looked up at ea
 import enum
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, cast, final
 
 from hookreg._errors import HookTypeError, HookValueError
@@ -16,6 +15,7 @@ from hookreg._results import (
     Message,
     ReadOnlyDict,
     RequestPatch,
+    field,
     read_only,
     value_class,
     wrong_type,

@@ -16,7 +16,6 @@ need on first use.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -25,7 +24,7 @@ from hookreg._errors import HookTypeError, StopRun
 from hookreg._plan import async_refusal
 from hookreg._points import HookPoint, HookStyle
 from hookreg._registry import RegistryCore, hook_rows
-from hookreg._results import Decision, HookResult, ToolCallResolution
+from hookreg._results import Decision, HookResult, ToolCallResolution, replace
 from hookreg._rules import OK, RAISED, calls_hooks, machinery, marked_by
 
 if TYPE_CHECKING:
@@ -259,7 +258,7 @@ async def aresolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, 
 
 
 def _gate_context(ctx: PreToolCallDecideContext, args: Mapping[str, object]) -> PreToolCallDecideContext:
-    return ctx if args is ctx.args else dataclasses.replace(ctx, args=args)
+    return ctx if args is ctx.args else replace(ctx, args=args)
 
 
 def _denied_context(ctx: PreToolCallDecideContext, result: HookResult) -> PermissionDeniedContext:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-import weakref
+from _weakrefset import WeakSet  # weakref's own WeakSet, without the rest of weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -41,7 +41,7 @@ class RegistryCore:
     def __init__(self) -> None:
         self._own: dict[HookPoint, list[Registration]] = {point: [] for point in HookPoint}
         self._inclusions: list[Inclusion] = []
-        self._parents: weakref.WeakSet[RegistryCore] = weakref.WeakSet()
+        self._parents: WeakSet[RegistryCore] = WeakSet()
         self._runners: dict[HookPoint, Runners] = {}
         self._has: dict[HookPoint, bool] = {}
         # Per-style tables, so that a dispatch is one dict lookup and a point of

@@ -5,7 +5,6 @@ from __future__ import annotations
 import enum
 import reprlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import Field, FrozenInstanceError, dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, NoReturn, TypeVar, cast, final, get_args
 
@@ -21,6 +20,8 @@ __all__ = [
     "RequestPatch",
     "ToolCallResolution",
     "TurnAction",
+    "field",
+    "replace",
     "value_class",
 ]
 
@@ -46,11 +47,15 @@ FACTORY: Final[Any] = _Factory()
 
 
 def _frozen_setattr(self: object, name: str, value: object) -> NoReturn:
+    from dataclasses import FrozenInstanceError  # noqa: PLC0415 -- on the error path: keeps the import light
+
     msg = f"cannot assign to field {name!r}"
     raise FrozenInstanceError(msg)
 
 
 def _frozen_delattr(self: object, name: str) -> NoReturn:
+    from dataclasses import FrozenInstanceError  # noqa: PLC0415 -- on the error path: keeps the import light
+
     msg = f"cannot delete field {name!r}"
     raise FrozenInstanceError(msg)
 
@@ -89,7 +94,10 @@ class _DataclassAttribute:
         self.name = name
 
     def __get__(self, instance: object, owner: type) -> object:
-        namespace = {"__annotations__": self.annotations, "__module__": owner.__module__, **self.defaults}
+        from dataclasses import dataclass, field  # noqa: PLC0415 -- on first read: keeps the import light
+
+        defaults = {n: field(**d.options) if type(d) is _Field else d for n, d in self.defaults.items()}
+        namespace = {"__annotations__": self.annotations, "__module__": owner.__module__, **defaults}
         made: type = dataclass(frozen=True, kw_only=self.kw_only)(type(owner.__name__, (), namespace))
         for name in ("__dataclass_fields__", "__dataclass_params__"):
             setattr(owner, name, vars(made)[name])
@@ -121,7 +129,7 @@ def _value_class(
         names = tuple(name for name, hint in annotations.items() if not hint.startswith("ClassVar"))
         defaults = {name: body[name] for name in names if name in body}
         spec = (annotations, defaults, kw_only)
-        compared = attrgetter(*(n for n in names if not isinstance(defaults.get(n), Field) or defaults[n].compare))
+        compared = attrgetter(*(n for n in names if type(d := defaults.get(n)) is not _Field or d.options.get("compare", True)))
 
         def __eq__(self: object, other: object) -> bool:  # noqa: N807 -- the method it becomes
             return compared(self) == compared(other) if other.__class__ is self.__class__ else NotImplemented
@@ -160,10 +168,32 @@ def _value_class(
 _NOT_COPIED: Final = frozenset({"__dict__", "__weakref__", "_init"})
 
 
+@final
+class _Field:
+    """What `field` gives at runtime: its options, made a `dataclasses.field` when the dataclass attributes are read."""
+
+    __slots__ = ("options",)
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options
+
+
+def _field(**options: Any) -> Any:
+    """`dataclasses.field` for a value class's body, without importing `dataclasses` (see `_value_class`)."""
+    return _Field(options)
+
+
+def replace(value: _T, /, **changes: Any) -> _T:
+    """`dataclasses.replace` for a value class: a copy with `changes`, made by its ``__init__`` (so its checks run)."""
+    fields: tuple[str, ...] = value.__slots__  # type: ignore[attr-defined]  # every value class has them
+    return type(value)(**{name: getattr(value, name) for name in fields} | changes)
+
+
 if TYPE_CHECKING:
     from dataclasses import dataclass as value_class
+    from dataclasses import field
 else:
-    value_class = _value_class
+    value_class, field = _value_class, _field
 
 
 @final
@@ -694,9 +724,7 @@ class RequestPatch:
             )
         if not changes:
             return self
-        merged: dict[str, Any] = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        merged.update(changes)
-        return RequestPatch(**merged)
+        return replace(self, **changes)
 
 
 def _strings(name: str, value: object) -> tuple[str, ...]:

@@ -13,7 +13,6 @@ A `StopRun` (alone or in an exception group) is not a failure but a stop.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from collections.abc import Callable, Generator, Mapping, Sequence
 from types import CodeType
@@ -24,7 +23,7 @@ from hookreg._errors import HookReturnError, HookTypeError, StopRun
 from hookreg._log import log
 from hookreg._points import HookPoint, HookStyle, PointSpec
 from hookreg._registration import filtered_out, wrong_return
-from hookreg._results import Decision, HookResult, InvalidToolCallAction, ReadOnlyDict, TurnAction
+from hookreg._results import Decision, HookResult, InvalidToolCallAction, ReadOnlyDict, TurnAction, replace
 
 if TYPE_CHECKING:
     from hookreg._registration import Registration
@@ -204,13 +203,13 @@ def _read_decision(spec: PointSpec, reg: Registration, value: Any) -> tuple[bool
         raise wrong_return(spec, reg, value)
     if type(value) is HookResult:
         if value.allowed:
-            return False, dataclasses.replace(value, decided_by=reg.name) if value.message else None
-        result = dataclasses.replace(value, decided_by=reg.name)
+            return False, replace(value, decided_by=reg.name) if value.message else None
+        result = replace(value, decided_by=reg.name)
         log("info", "hook_denied", point=spec.point.value, hook=reg.name, reason=result.reason)
         return True, result
     if type(value) is TurnAction and value.kind == "continue":
         return False, None
-    return True, dataclasses.replace(value, decided_by=reg.name)
+    return True, replace(value, decided_by=reg.name)
 
 
 def _read_subject(spec: PointSpec, reg: Registration, so_far: Any, new: object) -> object:
