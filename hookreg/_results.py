@@ -129,7 +129,8 @@ def _value_class(
         names = tuple(name for name, hint in annotations.items() if not hint.startswith("ClassVar"))
         defaults = {name: body[name] for name in names if name in body}
         spec = (annotations, defaults, kw_only)
-        compared = attrgetter(*(n for n in names if type(d := defaults.get(n)) is not _Field or d.options.get("compare", True)))
+        ignored = {n for n, d in defaults.items() if type(d) is _Field and not d.options.get("compare", True)}
+        compared = attrgetter(*(n for n in names if n not in ignored))
 
         def __eq__(self: object, other: object) -> bool:  # noqa: N807 -- the method it becomes
             return compared(self) == compared(other) if other.__class__ is self.__class__ else NotImplemented

@@ -11,6 +11,8 @@ import json
 import operator
 import pickle
 import re
+import subprocess
+import sys
 import threading
 import typing
 from collections.abc import Callable, Mapping
@@ -643,6 +645,31 @@ def test_value_classes_keep_what_a_dataclass_offers_at_run_time() -> None:
             assert (role, content) == ("user", "hi")
     assert PreToolCallDecideContext.__match_args__ == ()  # keyword-only fields do not match by position
     assert dataclasses.astuple(RunOutcome("completed")) == ("completed", "", 0)
+
+
+def test_import_and_dispatch_do_not_load_dataclasses_which_loads_when_asked_for() -> None:
+    """`import hookreg`, building values and a denying dispatch load neither dataclasses nor copy nor weakref.
+
+    A value class's ``field()`` and ``replace`` are hookreg's own at run time; asking for the dataclass
+    attributes (as `dataclasses.fields` does) loads dataclasses then, and they describe the fields as
+    written, ``compare=False`` included.
+    """
+    probe = (
+        "import sys, hookreg\n"
+        "from hookreg import HookPoint, HookRegistry, HookResult, PreToolCallDecideContext, RequestPatch, RunContext\n"
+        "loaded = lambda: sorted({'dataclasses', 'copy', 'weakref'} & set(sys.modules))\n"
+        "print(loaded())\n"
+        "registry = HookRegistry()\n"
+        "registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult.deny('no'))\n"
+        "ctx = PreToolCallDecideContext(tool_name='t', args={}, call_id='c')\n"
+        "assert registry.decide(HookPoint.PRE_TOOL_CALL_DECIDE, ctx).decided_by\n"
+        "assert RequestPatch(preamble='a').merge(RequestPatch(temperature=0.5)).temperature == 0.5\n"
+        "print(loaded())\n"
+        "import dataclasses\n"
+        "print([f.name for f in dataclasses.fields(RunContext) if not f.compare])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["[]", "[]", "['scratchpad', 'turn_scratchpad']"]
 
 
 def test_the_dataclass_attributes_are_made_once_whichever_thread_reads_first() -> None:
