@@ -699,6 +699,11 @@ observe 1 / 50 hooks 1.71x / 1.12x; transform -> value 1,126 / 4,214 /
 Building a context (best of 15, separate runs): `PreToolCallDecideContext`
 1,342 ns, `PostToolCallContext` 2,382 ns, `TextDeltaContext` 756 ns,
 `HookResult.deny` 1,094 ns.
+
+## Before import stopped loading dataclasses (issue 14, import)
+
+`import hookreg` 26.7 ms, `import pluggy` 20.5 ms (1.30x); counted, 117.6 M
+and 89.2 M instructions (1.32x).
 """
 
 
@@ -721,9 +726,11 @@ WHY = """
   returning something is a failure, DESIGN §3); the limit throws it away.
   That is one store and one comparison per hook: 48 instructions on a
   580-instruction call (1.08x at 50 hooks, counted), which this machine
-  times at about 5 ns on a 37 ns call (1.13x). With one hook the fixed cost
+  times at about 4 ns on a 38 ns call (1.12x). With one hook the fixed cost
   of a dispatch (a method call, the point's plan, the context check) is
-  what separates the two: 1.47x counted, 1.75x timed. No bytecode shape of
+  what separates the two: 1.46x counted, 1.71x timed. Iterating `plan.fns`
+  without first testing it would save 24 instructions with hooks and cost
+  about 240 with none (1.33x to 1.50x counted), the common case. No bytecode shape of
   that loop is cheaper on CPython 3.11: the check can be moved, not removed.
 - **Async.** `adecide` runs the same inline loop as `decide` inside a
   coroutine, so it costs the sync dispatch plus one `await` of a coroutine:
@@ -761,19 +768,26 @@ WHY = """
 - **Import.** `import hookreg` imports neither asyncio (15 ms; imported on
   the one path that needs it, an async hook's timeout), nor structlog, nor
   logging and threading (imported at the first event worth emitting), nor
-  the tool-pattern module (at the first ``tools=``). The 35 value classes no
-  longer go through `dataclasses.dataclass` at import: that compiled six
-  methods per class with `exec` and built each class twice (13 ms of the
-  30 ms). Their ``__init__`` is written out in the source, their other
-  methods are shared, and ``__dataclass_fields__`` is made when first read.
-  What remains beyond pluggy's own imports (typing, inspect, enum, re) is
-  hookreg's size: 14 modules and 330 KB of bytecode against pluggy's 80 KB,
-  the 28-member `HookPoint` enum (about 3 M instructions under callgrind,
-  `valgrind --tool=callgrind`, ``PYTHONHASHSEED=0``), the 30 callback type
-  aliases (`Callable[[Context], Awaitable[R] | R]`, 3.7 M), the 35 value
-  classes (about 9 M) and unmarshalling the bytecode (7.5 M). Counted the
-  same way, `import hookreg` executes 118 M instructions and `import pluggy`
-  89 M: 1.32x.
+  the tool-pattern module (at the first ``tools=``), nor dataclasses, copy
+  and weakref (5.5 M instructions: a value class's ``field()`` and
+  ``replace`` are hookreg's own at run time, and dataclasses loads when
+  `fields`, `replace` or `asdict` first asks for a class's dataclass
+  attributes). The 35 value classes no longer go through
+  `dataclasses.dataclass` at import: that compiled six methods per class
+  with `exec` and built each class twice (13 ms of the 30 ms). Their
+  ``__init__`` is written out in the source and their other methods are
+  shared. Beyond the stdlib modules pluggy imports too (typing, inspect,
+  enum, re), hookreg's own modules execute about 33 M instructions
+  (callgrind, ``PYTHONHASHSEED=0``) to pluggy's 10 M: the 35 value classes at
+  about 270 K each (the class statement 95 K, the slotted class 85 K, its
+  ``__init__`` 26 K), five enums 5.3 M (CPython 3.11 spends 0.56 M on a
+  three-member `StrEnum`, 3.3 M on the 27 points), and unmarshalling 330 KB
+  of bytecode against pluggy's 80 KB, about 7 M. Measured and left out, each
+  under 1% of the import: building each value class once through a
+  metaclass (0.6 M), declaring the callback aliases, their TypeVars and the
+  runner Protocols for type checkers only (0.6 M), and `weakref.ref`s in
+  place of `WeakSet` (1.0 M); together they would reach about 1.23x. The
+  1.2x target would take a smaller public surface, not a faster one.
 """
 
 
