@@ -43,6 +43,7 @@ __all__ = [
     "async_refusal",
     "call_hook",
     "drive",
+    "no_hooks",
 ]
 
 AsyncRunner = Callable[[Any], Coroutine[Any, Any, Any]]
@@ -260,6 +261,18 @@ class Runners:
     def start(self, ctx: object) -> Steps:
         """The rules of a whole dispatch of `ctx`, for a driver to run (`drive`, `adrive`, or tracing's)."""
         return self.steps(self.spec, self.hooks, ctx, None, self._filtered)
+
+
+_NO_HOOKS: dict[HookPoint, Runners] = {}
+
+
+def no_hooks(point: HookPoint) -> Runners:
+    """The runners of `point` with no hooks: one for every registry (they hold no registry), made on first use."""
+    try:
+        return _NO_HOOKS[point]
+    except KeyError:
+        runners = _NO_HOOKS[point] = Runners(point, ())
+        return runners
 
 
 def async_refusal(point: HookPoint, reg: Registration, method: str) -> AsyncHookError:

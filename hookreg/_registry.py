@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from hookreg._errors import HookTypeError, IncludeError
 from hookreg._log import debug_enabled, log
-from hookreg._plan import Plan, Runners, SlowRunner
+from hookreg._plan import Plan, Runners, SlowRunner, no_hooks
 from hookreg._points import HookPoint, HookStyle
 from hookreg._registration import (
     LOCK,
@@ -54,7 +54,7 @@ class RegistryCore:
         # The wrapper slot (see `add_wrapper`): each installed wrapper with how many times it was installed.
         self._wrappers: dict[Wrapper, int] = {}
         for point in HookPoint:
-            self._compile(point)
+            self._install(point, no_hooks(point))
 
     # --- registration ---------------------------------------------------------
 
@@ -234,15 +234,18 @@ class RegistryCore:
         ]
         items += [(-inc.priority, order(inc), inc.registry._runners[point].hooks) for inc in self._inclusions]  # noqa: SLF001 -- own class
         items.sort(key=lambda item: item[:2])
-        runners = Runners(point, tuple(itertools.chain.from_iterable(hooks for _, _, hooks in items)))
-        style = point.style
+        hooks = tuple(itertools.chain.from_iterable(group for _, _, group in items))
+        self._install(point, Runners(point, hooks) if hooks else no_hooks(point))
+
+    def _install(self, point: HookPoint, runners: Runners) -> None:
+        """Make `runners` what dispatches of `point` go to, through the wrappers in the slot."""
         self._runners[point] = runners
         plan = runners.plan
         runner: SlowRunner = runners
         for wrapper in self._wrappers:  # each wraps the one before; the inline loop stays untouched
             runner = wrapper(self, runners, runner)
             plan = runners.plan.detour(runner)
-        self._plans[style][point] = plan
+        self._plans[point.style][point] = plan
         self._has[point] = bool(runners.hooks)
 
     # --- introspection --------------------------------------------------------

@@ -413,6 +413,29 @@ def test_filtered_out_hooks_do_not_count_as_run() -> None:
     assert registry.decide(HookPoint.ON_INTERACTION, ctx).allowed
 
 
+def test_new_registries_stay_apart_in_hooks_inclusions_and_traces() -> None:
+    """What one new registry gains (a hook, an inclusion, a trace) no other new registry sees, then or after."""
+    first, second, third = HookRegistry(), HookRegistry(), HookRegistry()
+    log: list[str] = []
+    handle = first.register(GATE, recorder(log, "first"))
+    assert second.decide(GATE, call()) is HookResult.allow()
+    assert not second.has_hooks(GATE)
+    assert log == []
+    with second.trace() as trace:
+        first.decide(GATE, call())
+        third.decide(GATE, call())
+        second.decide(GATE, call())
+    assert [record.hooks for record in trace] == [()]
+    third.include(first)
+    assert third.has_hooks(GATE)
+    assert not second.has_hooks(GATE)
+    handle.remove()
+    assert not first.has_hooks(GATE)
+    assert not third.has_hooks(GATE)
+    assert first.decide(GATE, call()) is HookResult.allow()
+    assert log == ["first"]
+
+
 def test_include_runs_at_its_position_and_priority() -> None:
     """An included registry's hooks run at the inclusion's place, in its own order."""
     log: list[str] = []
