@@ -745,9 +745,10 @@ WHY = """
   returning something is a failure, DESIGN §3); the limit throws it away.
   That is one store and one comparison per hook: 48 instructions on a
   580-instruction call (1.08x at 50 hooks, counted), which this machine
-  times at about 4 ns on a 38 ns call (1.12x). With one hook the fixed cost
-  of a dispatch (a method call, the point's plan, the context check) is
-  what separates the two: 1.46x counted, 1.71x timed. Iterating `plan.fns`
+  times at about 4 ns on a 38 ns call (1.12-1.13x across runs). With one
+  hook the fixed cost of a dispatch (a method call, the point's plan, the
+  context check) is what separates the two: 1.46x counted, 1.67-1.75x timed
+  across runs. Iterating `plan.fns`
   without first testing it would save 24 instructions with hooks and cost
   about 240 with none (1.33x to 1.50x counted), the common case. No bytecode shape of
   that loop is cheaper on CPython 3.11: the check can be moved, not removed.
