@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, cast, final
 from hookreg._errors import HookTypeError, HookValueError
 from hookreg._results import (
     FACTORY,
+    VALUE_CLASS,
     FinishReason,
     Message,
     ReadOnlyDict,
@@ -56,9 +57,10 @@ __all__ = [
     "UserPromptSubmitContext",
 ]
 
-_T = TypeVar("_T")
-_C = TypeVar("_C")
-_P = ParamSpec("_P")
+if TYPE_CHECKING:  # annotations only name them
+    _T = TypeVar("_T")
+    _C = TypeVar("_C")
+    _P = ParamSpec("_P")
 
 
 def _freeze(obj: object, maps: tuple[str, ...] = (), seqs: tuple[str, ...] = ()) -> None:
@@ -259,6 +261,29 @@ class RunContext:
     turn_scratchpad: Scratchpad = field(default=None, compare=False)  # type: ignore[assignment]  # None: a new child
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = (
+            "run_id",
+            "session_id",
+            "turn",
+            "depth",
+            "agent_name",
+            "is_streaming",
+            "scratchpad",
+            "turn_scratchpad",
+        )
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {
+            "run_id": run_id,
+            "session_id": session_id,
+            "turn": turn,
+            "depth": depth,
+            "agent_name": agent_name,
+            "is_streaming": is_streaming,
+            "scratchpad": scratchpad,
+            "turn_scratchpad": turn_scratchpad,
+        }
+        del run_id, session_id, turn, depth, agent_name, is_streaming, scratchpad, turn_scratchpad
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             (
@@ -380,6 +405,11 @@ class RunOutcome:
     turns: int = 0
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("status", "reason", "turns")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"reason": reason, "turns": turns}
+        del reason, turns
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_status, set_reason, set_turns = setters
@@ -407,6 +437,10 @@ class ToolCallRequest:
     args: Mapping[str, object]
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("call_id", "tool_name", "args")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {}
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_call_id, set_tool_name, set_args = setters
@@ -431,6 +465,11 @@ class SetupContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("run",)
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             (set_run,) = setters
@@ -455,6 +494,11 @@ class OnSessionStartContext:
     run: RunContext = _SESSION_RUN
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("session_id", "goal", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"session_id": session_id, "run": run}
+        del session_id, run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_session_id, set_goal, set_run = setters
@@ -480,6 +524,11 @@ class UserPromptSubmitContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("content", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_content, set_run = setters
@@ -501,6 +550,11 @@ class PreTurnContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("prompt", "turn", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_prompt, set_turn, set_run = setters
@@ -526,6 +580,11 @@ class PreModelCallContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("prompt", "history", "turn", "patch", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_prompt, set_history, set_turn, set_patch, set_run = setters
@@ -564,6 +623,11 @@ class ModelSelectContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("default_model", "selected_model", "patch", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_default_model, set_selected_model, set_patch, set_run = setters
@@ -589,6 +653,11 @@ class TextDeltaContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("delta", "aggregated", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_delta, set_aggregated, set_run = setters
@@ -611,6 +680,11 @@ class ReasoningDeltaContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("delta", "aggregated", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_delta, set_aggregated, set_run = setters
@@ -634,6 +708,11 @@ class ToolCallDeltaContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("call_id", "tool_name", "delta", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_call_id, set_tool_name, set_delta, set_run = setters
@@ -673,6 +752,22 @@ class ModelTurnFinishedContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = (
+            "turn",
+            "text",
+            "tool_calls",
+            "finish_reason",
+            "max_tokens",
+            "usage",
+            "raw_finish_reason",
+            "message_id",
+            "model",
+            "run",
+        )
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"raw_finish_reason": raw_finish_reason, "message_id": message_id, "model": model, "run": run}
+        del raw_finish_reason, message_id, model, run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             (
@@ -748,6 +843,11 @@ class InvalidToolCallContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("tool_name", "args", "call_id", "available_tools", "error", "raw_args", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"raw_args": raw_args, "run": run}
+        del raw_args, run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_tool_name, set_args, set_call_id, set_available_tools, set_error, set_raw_args, set_run = setters
@@ -790,6 +890,11 @@ class PreToolCallDecideContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("tool_name", "args", "call_id", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_tool_name, set_args, set_call_id, set_run = setters
@@ -827,6 +932,11 @@ class PermissionDeniedContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("tool_name", "args", "call_id", "reason", "decided_by", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_tool_name, set_args, set_call_id, set_reason, set_decided_by, set_run = setters
@@ -868,6 +978,11 @@ class PostToolCallFailureContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("tool_name", "args", "call_id", "error", "duration_ms", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_tool_name, set_args, set_call_id, set_error, set_duration_ms, set_run = setters
@@ -911,6 +1026,11 @@ class OnToolErrorContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("tool_name", "args", "call_id", "error", "kind", "message", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_tool_name, set_args, set_call_id, set_error, set_kind, set_message, set_run = setters
@@ -955,6 +1075,11 @@ class TransformToolResultContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("tool_name", "args", "call_id", "raw_result", "presentation", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_tool_name, set_args, set_call_id, set_raw_result, set_presentation, set_run = setters
@@ -998,6 +1123,11 @@ class PostToolCallContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("tool_name", "args", "call_id", "result", "raw_result", "duration_ms", "metadata", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_tool_name, set_args, set_call_id, set_result, set_raw_result, set_duration_ms, set_metadata, set_run = (
@@ -1048,6 +1178,11 @@ class PostTurnContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("turn", "response_text", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_turn, set_response_text, set_run = setters
@@ -1074,6 +1209,11 @@ class PreCompactContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("transcript_len", "message_count", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"message_count": message_count, "run": run}
+        del message_count, run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_transcript_len, set_message_count, set_run = setters
@@ -1096,6 +1236,11 @@ class OnCompactionContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("removed", "summary_chars", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_removed, set_summary_chars, set_run = setters
@@ -1119,6 +1264,11 @@ class OnInteractionContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("question", "options", "tool_name", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_question, set_options, set_tool_name, set_run = setters
@@ -1148,6 +1298,11 @@ class SubagentStartContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("goal", "depth", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_goal, set_depth, set_run = setters
@@ -1170,6 +1325,11 @@ class SubagentStopContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("outcome", "depth", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_outcome, set_depth, set_run = setters
@@ -1191,6 +1351,11 @@ class NotificationContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("message", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_message, set_run = setters
@@ -1212,6 +1377,11 @@ class StopContext:
     run: RunContext = field(default_factory=RunContext)
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("response_text", "continuation_count", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"run": run}
+        del run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_response_text, set_continuation_count, set_run = setters
@@ -1238,6 +1408,11 @@ class OnSessionEndContext:
     run: RunContext = _SESSION_RUN
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("session_id", "outcome", "run")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"session_id": session_id, "run": run}
+        del session_id, run
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_session_id, set_outcome, set_run = setters

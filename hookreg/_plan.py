@@ -21,8 +21,6 @@ from hookreg._rules import (
     RAISED,
     STEPS,
     TIMED_OUT,
-    Outcome,
-    Steps,
     StopIterationError,
     calls_hooks,
     machinery,
@@ -31,6 +29,22 @@ from hookreg._rules import (
 
 if TYPE_CHECKING:
     from hookreg._registration import Registration
+    from hookreg._rules import Outcome, Steps
+
+    AsyncRunner = Callable[[Any], Coroutine[Any, Any, Any]]
+
+    class SlowRunner(Protocol):
+        """Who runs a whole dispatch when the inline loop cannot: `run`, and `arun` when some hook awaits."""
+
+        @property
+        def arun(self) -> AsyncRunner | None: ...
+        def run(self, ctx: object) -> object: ...
+
+    class Runner(SlowRunner, Protocol):
+        """Who takes a dispatch over from the inline loop: a `SlowRunner` that can also resume at a hook."""
+
+        def resume(self, ctx: object, fn: object, outcome: Outcome) -> object: ...
+
 
 __all__ = [
     "AsyncRunner",
@@ -45,23 +59,6 @@ __all__ = [
     "drive",
     "no_hooks",
 ]
-
-AsyncRunner = Callable[[Any], Coroutine[Any, Any, Any]]
-
-
-class SlowRunner(Protocol):
-    """Who runs a whole dispatch when the inline loop cannot: `run`, and `arun` when some hook awaits."""
-
-    @property
-    def arun(self) -> AsyncRunner | None: ...
-    def run(self, ctx: object) -> object: ...
-
-
-class Runner(SlowRunner, Protocol):
-    """Who takes a dispatch over from the inline loop: a `SlowRunner` that can also resume at a hook."""
-
-    def resume(self, ctx: object, fn: object, outcome: Outcome) -> object: ...
-
 
 # --- drivers: who makes the calls ---------------------------------------------
 

@@ -21,6 +21,13 @@ if TYPE_CHECKING:
 
     from hookreg._surface import HookRegistry
 
+    class Owner(Protocol):
+        """The registry a Registration or an Inclusion belongs to: hookreg._registry.RegistryCore."""
+
+        def _drop(self, reg: Registration) -> None: ...
+        def _exclude(self, inclusion: Inclusion) -> None: ...
+
+
 __all__ = [
     "LOCK",
     "Inclusion",
@@ -42,13 +49,6 @@ __all__ = [
     "validate",
     "wrong_return",
 ]
-
-
-class Owner(Protocol):
-    """The registry a Registration or an Inclusion belongs to: hookreg._registry.RegistryCore."""
-
-    def _drop(self, reg: Registration) -> None: ...
-    def _exclude(self, inclusion: Inclusion) -> None: ...
 
 
 # One lock for every registry: an inclusion links two registries' plans, and

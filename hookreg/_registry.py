@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import itertools
-from _weakrefset import WeakSet  # weakref's own WeakSet, without the rest of weakref
+from _weakref import ref  # weakref's own ref, loaded with the interpreter: no import of weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from hookreg._errors import HookTypeError, IncludeError
 from hookreg._log import debug_enabled, log
-from hookreg._plan import Plan, Runners, SlowRunner, no_hooks
+from hookreg._plan import Plan, Runners, no_hooks
 from hookreg._points import HookPoint, HookStyle
 from hookreg._registration import (
     LOCK,
@@ -26,13 +26,14 @@ from hookreg._registration import (
 )
 
 if TYPE_CHECKING:
+    from hookreg._plan import SlowRunner
     from hookreg._surface import HookRegistry
 
-__all__ = ["RegistryCore", "Wrapper", "add_wrapper", "hook_rows", "including", "reachable", "remove_wrapper"]
+    Wrapper = Callable[["RegistryCore", Runners, SlowRunner], SlowRunner]
+    """What fills the wrapper slot: given a registry, one point's compiled runners and the runner it wraps
+    (the runners themselves, or the previous wrapper's), the runner every dispatch of that point goes to."""
 
-Wrapper = Callable[["RegistryCore", Runners, SlowRunner], SlowRunner]
-"""What fills the wrapper slot: given a registry, one point's compiled runners and the runner it wraps
-(the runners themselves, or the previous wrapper's), the runner every dispatch of that point goes to."""
+__all__ = ["RegistryCore", "Wrapper", "add_wrapper", "hook_rows", "including", "reachable", "remove_wrapper"]
 
 
 class RegistryCore:
@@ -41,7 +42,7 @@ class RegistryCore:
     def __init__(self) -> None:
         self._own: dict[HookPoint, list[Registration]] = {point: [] for point in HookPoint}
         self._inclusions: list[Inclusion] = []
-        self._parents: WeakSet[RegistryCore] = WeakSet()
+        self._parents: list[ref[RegistryCore]] = []  # the registries that include this one, weakly held
         self._runners: dict[HookPoint, Runners] = {}
         self._has: dict[HookPoint, bool] = {}
         # Per-style tables, so that a dispatch is one dict lookup and a point of
@@ -189,7 +190,7 @@ class RegistryCore:
                     raise IncludeError(msg)
             inclusion = Inclusion(self, other, priority)
             self._inclusions.append(inclusion)
-            other._parents.add(self)  # noqa: SLF001 -- own class
+            other._hold_parents([*other._live_parents(), self])  # noqa: SLF001 -- own class
             for point in HookPoint:
                 if other._has[point]:  # noqa: SLF001 -- own class
                     self._changed(point)
@@ -199,7 +200,7 @@ class RegistryCore:
         self._inclusions.remove(inclusion)
         detach(inclusion)
         other = inclusion.registry
-        other._parents.discard(self)  # noqa: SLF001 -- own class
+        other._hold_parents(parent for parent in other._live_parents() if parent is not self)  # noqa: SLF001 -- own class
         for point in HookPoint:
             if other._has[point]:  # noqa: SLF001 -- own class
                 self._changed(point)
@@ -210,9 +211,15 @@ class RegistryCore:
             found |= inclusion.registry._reachable()  # noqa: SLF001 -- own class
         return found
 
+    def _live_parents(self) -> list[RegistryCore]:
+        return [parent for held in self._parents if (parent := held()) is not None]
+
+    def _hold_parents(self, parents: Iterable[RegistryCore]) -> None:
+        self._parents = [ref(parent) for parent in parents]
+
     def _ancestors(self) -> set[RegistryCore]:
         found = {self}
-        for parent in self._parents:
+        for parent in self._live_parents():
             found |= parent._ancestors()  # noqa: SLF001 -- own class
         return found
 
@@ -225,7 +232,7 @@ class RegistryCore:
     def _changed(self, point: HookPoint) -> None:
         """Recompile `point` here and in every registry that includes this one."""
         self._compile(point)
-        for parent in self._parents:
+        for parent in self._live_parents():
             parent._changed(point)  # noqa: SLF001 -- own class
 
     def _compile(self, point: HookPoint) -> None:

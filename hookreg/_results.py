@@ -12,6 +12,7 @@ from hookreg._errors import HookTypeError, HookValueError
 from hookreg._log import log
 
 __all__ = [
+    "VALUE_CLASS",
     "Decision",
     "FinishReason",
     "HookResult",
@@ -27,7 +28,8 @@ __all__ = [
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
-_T = TypeVar("_T")
+if TYPE_CHECKING:  # annotations only name it
+    _T = TypeVar("_T")
 
 _short = reprlib.Repr()
 _short.maxother = 200  # a value's repr in an error message: a result's whole, a hostile one cut
@@ -81,43 +83,70 @@ class _DataclassAttribute:
     Reading either (as `fields`, `replace`, `asdict` and `is_dataclass` do)
     runs `dataclass` once, on a throwaway class with the value class's
     annotations and defaults, and stores both of its attributes on the value
-    class in place of these descriptors: the dataclass machinery costs
-    nothing at import.
+    class, in place of these descriptors it shares with every value class:
+    the dataclass machinery costs nothing at import.
     """
 
-    __slots__ = ("annotations", "defaults", "kw_only", "name")
+    __slots__ = ("name",)
 
-    def __init__(self, annotations: dict[str, Any], defaults: dict[str, Any], kw_only: bool) -> None:
-        self.annotations, self.defaults, self.kw_only = annotations, defaults, kw_only
-
-    def __set_name__(self, owner: type, name: str) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
 
     def __get__(self, instance: object, owner: type) -> object:
         from dataclasses import dataclass, field  # noqa: PLC0415 -- on first read: keeps the import light
 
-        defaults = {n: field(**d.options) if type(d) is _Field else d for n, d in self.defaults.items()}
-        namespace = {"__annotations__": self.annotations, "__module__": owner.__module__, **defaults}
-        made: type = dataclass(frozen=True, kw_only=self.kw_only)(type(owner.__name__, (), namespace))
+        cls = next(c for c in owner.__mro__ if "_defaults" in vars(c))  # the value class itself, for a subclass
+        body = vars(cls)
+        defaults = {n: field(**d.options) if type(d) is _Field else d for n, d in body["_defaults"].items()}
+        namespace = {"__annotations__": body["__annotations__"], "__module__": cls.__module__, **defaults}
+        kw_only = body["__match_args__"] == ()
+        made: type = dataclass(frozen=True, kw_only=kw_only)(type(cls.__name__, (), namespace))
         for name in ("__dataclass_fields__", "__dataclass_params__"):
-            setattr(owner, name, vars(made)[name])
-        return vars(owner)[self.name]
+            setattr(cls, name, vars(made)[name])
+        return vars(cls)[self.name]
+
+
+def _eq(self: Any, other: Any) -> Any:
+    if other.__class__ is self.__class__:
+        compared = self._compared
+        return compared(self) == compared(other)
+    return NotImplemented
+
+
+def _hash(self: Any) -> int:
+    return hash(self._compared(self))
+
+
+VALUE_CLASS: Final = {
+    "__eq__": _eq,
+    "__hash__": _hash,
+    "__repr__": _repr,
+    "__setattr__": _frozen_setattr,
+    "__delattr__": _frozen_delattr,
+    "__getstate__": _getstate,
+    "__setstate__": _setstate,
+    "__dataclass_fields__": _DataclassAttribute("__dataclass_fields__"),
+    "__dataclass_params__": _DataclassAttribute("__dataclass_params__"),
+}
+"""What every value class shares: its written-out block adds these to its body (``vars().update(VALUE_CLASS)``)."""
 
 
 def _value_class(
     *, frozen: Literal[True], slots: Literal[True], kw_only: bool = False
 ) -> Callable[[type[_T]], type[_T]]:
-    """``@dataclass(frozen=True, slots=True)`` that compiles no code and builds no field when hookreg is imported.
+    """``@dataclass(frozen=True, slots=True)`` that compiles no code and builds no class twice.
 
     `dataclasses.dataclass` writes each class's ``__init__``, ``__repr__``,
     ``__eq__``, ``__hash__``, ``__setattr__`` and ``__delattr__`` as source and
     compiles it with `exec`, then builds the class anew with ``__slots__``:
-    about 1 ms a class, most of ``import hookreg``. Here the class is built
-    once with its ``__slots__``; its ``__init__`` is written out in the class
-    body from the fields by ``scripts/generate_values.py`` (``_init`` there
-    makes it from the slots' setters, which exist only once the class is
-    built); the other methods are functions shared by every value class; and
-    the dataclass attributes are made when first read (`_DataclassAttribute`),
+    about 1 ms a class, most of ``import hookreg``. Here
+    ``scripts/generate_values.py`` writes a block into the class body, after
+    the fields: their ``__slots__``, their defaults moved out of the class
+    namespace (into ``_defaults``: ``__slots__`` needs it), the shared
+    methods (`VALUE_CLASS`) and ``_init``, which makes ``__init__`` from the
+    slots' setters; those exist only once the class does, so this decorator
+    installs it, with the fields equality compares and ``__match_args__``.
+    The dataclass attributes are made when first read (`_DataclassAttribute`),
     so `fields`, `replace` and `asdict` work as on any frozen dataclass. Type
     checkers see `dataclass` itself.
     """
@@ -125,48 +154,22 @@ def _value_class(
 
     def build(cls: type[_T]) -> type[_T]:
         body = vars(cls)
-        annotations = body["__annotations__"]
-        names = tuple(name for name, hint in annotations.items() if not hint.startswith("ClassVar"))
-        defaults = {name: body[name] for name in names if name in body}
-        spec = (annotations, defaults, kw_only)
-        ignored = {n for n, d in defaults.items() if type(d) is _Field and not d.options.get("compare", True)}
-        compared = attrgetter(*(n for n in names if n not in ignored))
-
-        def __eq__(self: object, other: object) -> bool:  # noqa: N807 -- the method it becomes
-            return compared(self) == compared(other) if other.__class__ is self.__class__ else NotImplemented
-
-        def __hash__(self: object) -> int:  # noqa: N807 -- the method it becomes
-            return hash(compared(self))
-
-        namespace = {key: value for key, value in body.items() if key not in defaults and key not in _NOT_COPIED}
-        namespace.update(
-            __qualname__=cls.__qualname__,
-            __slots__=names,
-            __match_args__=() if kw_only else names,
-            __dataclass_fields__=_DataclassAttribute(*spec),
-            __dataclass_params__=_DataclassAttribute(*spec),
-            __eq__=__eq__,
-            __hash__=__hash__,
-            __repr__=_repr,
-            __setattr__=_frozen_setattr,
-            __delattr__=_frozen_delattr,
-            __getstate__=_getstate,
-            __setstate__=_setstate,
-        )
         make_init = body.get("_init")
-        if make_init is None:
-            msg = f"Cannot build {cls.__qualname__}: it has no written-out __init__. Run scripts/generate_values.py."
+        if make_init is None or "__slots__" not in body:
+            msg = f"Cannot build {cls.__qualname__}: it has no written-out block. Run scripts/generate_values.py."
             raise TypeError(msg)
-        built: Any = type(cls.__name__, cls.__bases__, namespace)
-        init = make_init(*(vars(built)[name].__set__ for name in names))  # see scripts/generate_values.py
+        names: tuple[str, ...] = body["__slots__"]
+        ignored = {n for n, d in body["_defaults"].items() if type(d) is _Field and not d.options.get("compare", True)}
+        init = make_init(*(body[name].__set__ for name in names))  # see scripts/generate_values.py
         init.__name__, init.__qualname__ = "__init__", f"{cls.__qualname__}.__init__"
-        built.__init__ = init
-        return cast("type[_T]", built)
+        target: Any = cls
+        target.__init__ = init
+        del target._init  # noqa: SLF001 -- its own: spent
+        target._compared = attrgetter(*(n for n in names if n not in ignored))  # noqa: SLF001 -- its own
+        setattr(cls, "__match_args__", () if kw_only else names)  # noqa: B010 -- mypy refuses an assignment
+        return cls
 
     return build
-
-
-_NOT_COPIED: Final = frozenset({"__dict__", "__weakref__", "_init"})
 
 
 @final
@@ -301,6 +304,11 @@ class HookResult:
     _ALLOW: ClassVar[HookResult]
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("decision", "reason", "message", "decided_by")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"reason": reason, "message": message, "decided_by": decided_by}
+        del reason, message, decided_by
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_decision, set_reason, set_message, set_decided_by = setters
@@ -427,6 +435,11 @@ class TurnAction:
     _CONTINUE: ClassVar[TurnAction]
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("kind", "feedback", "decided_by")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"feedback": feedback, "decided_by": decided_by}
+        del feedback, decided_by
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_kind, set_feedback, set_decided_by = setters
@@ -496,6 +509,11 @@ class InvalidToolCallAction:
     _FAIL: ClassVar[InvalidToolCallAction]
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("kind", "feedback", "tool_name", "reason", "decided_by")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"feedback": feedback, "tool_name": tool_name, "reason": reason, "decided_by": decided_by}
+        del feedback, tool_name, reason, decided_by
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_kind, set_feedback, set_tool_name, set_reason, set_decided_by = setters
@@ -606,6 +624,11 @@ class Message:
     tool_call_id: str | None = None
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("role", "content", "name", "tool_call_id")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {"name": name, "tool_call_id": tool_call_id}
+        del name, tool_call_id
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_role, set_content, set_name, set_tool_call_id = setters
@@ -653,6 +676,29 @@ class RequestPatch:
     messages: tuple[Message, ...] | None = None
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = (
+            "extra_context",
+            "additional_params",
+            "preamble",
+            "temperature",
+            "max_tokens",
+            "tool_choice",
+            "active_tools",
+            "messages",
+        )
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {
+            "extra_context": extra_context,
+            "additional_params": additional_params,
+            "preamble": preamble,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "tool_choice": tool_choice,
+            "active_tools": active_tools,
+            "messages": messages,
+        }
+        del extra_context, additional_params, preamble, temperature, max_tokens, tool_choice, active_tools, messages
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             (
@@ -806,6 +852,10 @@ class ToolCallResolution:
     rewritten: bool
 
     if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
+        __slots__ = ("args", "result", "rewritten")
+        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
+        _defaults = {}
+        vars().update(VALUE_CLASS)
 
         def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
             set_args, set_result, set_rewritten = setters

@@ -28,6 +28,13 @@ from hookreg._results import Decision, HookResult, InvalidToolCallAction, ReadOn
 if TYPE_CHECKING:
     from hookreg._registration import Registration
 
+    Outcome = tuple[int, Any]
+    Steps = Generator[tuple[Registration, Any], Outcome, Any]
+    _F = TypeVar("_F", bound=Callable[..., Any])
+    StepsOf = Callable[[PointSpec, Sequence[Registration], Any, Outcome | None, bool], Steps]
+    """A style's step generator: ``(spec, hooks, ctx, first, filtered)``; `first` is the outcome of the first hook's
+    call made already (by the inline loop), `filtered` whether any hook has ``tools=`` patterns to test."""
+
 __all__ = [
     "OK",
     "RAISED",
@@ -44,9 +51,6 @@ __all__ = [
     "wrong_context",
 ]
 
-Outcome = tuple[int, Any]
-Steps = Generator[tuple["Registration", Any], Outcome, Any]
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 OK: Final = 0
 RAISED: Final = 1
@@ -327,10 +331,6 @@ def _observe_steps(
         _stopped(spec, reg, error, ctx, None)
         _fail(spec, reg, error, status)
 
-
-StepsOf = Callable[[PointSpec, Sequence["Registration"], Any, "Outcome | None", bool], Steps]
-"""A style's step generator: ``(spec, hooks, ctx, first, filtered)``; `first` is the outcome of the first hook's call
-made already (by the inline loop), `filtered` whether any hook has ``tools=`` patterns to test."""
 
 STEPS: Final[dict[HookStyle, StepsOf]] = {
     HookStyle.DECIDE: _decide_steps,

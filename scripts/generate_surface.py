@@ -87,9 +87,9 @@ def generate() -> str:
         out.append(f"{alias}: TypeAlias = Callable[[{ctx}], Awaitable[{returns}] | {returns}]\n")
         out.append(f'"""A ``{member.lower()}`` hook ({style_of(alias)}): takes {ctx}, returns {returns}."""\n')
     out.append(hook_return())
-    out.append("\n")
+    out.append("\nif TYPE_CHECKING:  # the decorators' TypeVars: only annotations name them\n")
     for _, _, alias, _, _ in POINTS:
-        out.append(f'_{alias}T = TypeVar("_{alias}T", bound={alias})\n')
+        out.append(f'    _{alias}T = TypeVar("_{alias}T", bound={alias})\n')
     out.append(CLASS_HEAD)
     for member, ctx, alias, returns, _ in POINTS:
         out.append(decorator(member, ctx, alias, returns))

@@ -1,11 +1,13 @@
-"""Write out the ``__init__`` of every value class (``@value_class``) in hookreg/_results.py and hookreg/_context.py.
+"""Write out the slots and ``__init__`` of every value class (``@value_class``) in hookreg/_results.py and _context.py.
 
 `dataclasses.dataclass` compiles each ``__init__`` with `exec` when the class
-is created, which made up most of ``import hookreg``. The value classes keep
-their fields as dataclass fields (the one declaration of each), and this
-script writes the ``__init__`` those fields imply into the class body, right
-after them, inside ``if not TYPE_CHECKING:`` (type checkers read the fields,
-as for any dataclass). Run it after changing a value class's fields:
+is created, and builds a slotted class twice, which made up most of
+``import hookreg``. The value classes keep their fields as dataclass fields
+(the one declaration of each), and this script writes what those fields
+imply into the class body, right after them, inside ``if not TYPE_CHECKING:``
+(type checkers read the fields, as for any dataclass): ``__slots__``, the
+defaults moved aside, and ``__init__``. Run it after changing a value class's
+fields:
 
     python scripts/generate_values.py
 
@@ -54,14 +56,17 @@ def is_generated(stmt: ast.stmt) -> bool:
 
 
 def init_of(source: str, node: ast.ClassDef) -> list[str]:
-    """The generated block's lines for the class `node`: one parameter and one slot store per field.
+    """The generated block's lines for the class `node`: its slots, and one parameter and one slot store per field.
 
-    The block defines ``_init``, which `value_class` calls with the slot
-    setters of the class it builds (they exist only once that class does) to
-    make ``__init__``: a setter stores a slot without the frozen
-    ``__setattr__`` and without looking the name up.
+    The block declares the fields' ``__slots__``, so that the class statement
+    builds the class once, slotted; moves the fields' defaults out of the class
+    namespace into ``_defaults`` (a slot and a class attribute cannot share a
+    name), adds the methods every value class shares, and defines ``_init``,
+    which `value_class` calls with the slot setters (they exist only once the
+    class does) to make ``__init__``: a setter stores a slot without the
+    frozen ``__setattr__`` and without looking the name up.
     """
-    params, setters, stores = [], [], []
+    params, setters, stores, defaulted = [], [], [], []
     for stmt in node.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
@@ -70,6 +75,8 @@ def init_of(source: str, node: ast.ClassDef) -> list[str]:
             continue
         name = value = stmt.target.id
         default = stmt.value
+        if default is not None:
+            defaulted.append(name)
         if isinstance(default, ast.Call) and isinstance(default.func, ast.Name) and default.func.id == "field":
             given = {k.arg: k.value for k in default.keywords}
             unsupported = sorted(str(k) for k in given.keys() - SUPPORTED)
@@ -95,8 +102,16 @@ def init_of(source: str, node: ast.ClassDef) -> list[str]:
         ]
     else:
         signature = [f"        def init({', '.join(['self: Any', *star, *params])}) -> None:"]
+    slots = ", ".join(f'"{s[4:]}"' for s in setters) + ("," if len(setters) == 1 else "")
+    moved = ", ".join(f'"{name}": {name}' for name in defaulted)
     return [
         f"if not TYPE_CHECKING:  {MARKER}",
+        f"    __slots__ = ({slots})",
+        "    # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.",
+        f"    _defaults = {{{moved}}}",
+        *([f"    del {', '.join(defaulted)}"] if defaulted else []),
+        "    vars().update(VALUE_CLASS)",
+        "",
         "    def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:",
         f"        {', '.join(setters)}{',' if len(setters) == 1 else ''} = setters",
         *signature,

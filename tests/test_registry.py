@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import gc
 import logging
 import threading
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -470,6 +472,26 @@ def test_include_is_live_and_removable() -> None:
         inner.register(GATE, allow)
     assert not outer.has_hooks(GATE)
     assert inclusion.remove() is False
+
+
+def test_an_included_registry_does_not_keep_its_includers_alive() -> None:
+    """Including a shared registry holds it, not the other way round: a dropped includer is collected.
+
+    The shared registry then changes, and is included again, as if that includer never was.
+    """
+    shared = HookRegistry()
+    includers = [HookRegistry() for _ in range(3)]
+    for includer in includers:
+        includer.include(shared)
+    gone = [weakref.ref(includer) for includer in includers[:2]]
+    del includers[:2]
+    gc.collect()
+    assert [includer() for includer in gone] == [None, None]
+    shared.register(GATE, lambda ctx: HookResult.deny("shared says no"))
+    assert includers[0].decide(GATE, call()).reason == "shared says no"
+    again = HookRegistry()
+    again.include(shared)
+    assert again.decide(GATE, call()).reason == "shared says no"
 
 
 def test_include_refuses_self_cycles_and_double_reach() -> None:

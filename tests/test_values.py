@@ -45,7 +45,7 @@ from hookreg import (
     ToolCallResolution,
     TurnAction,
 )
-from hookreg._results import value_class
+from hookreg._results import VALUE_CLASS, value_class
 from hookreg.testing import make_context
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -682,7 +682,14 @@ def test_the_dataclass_attributes_are_made_once_whichever_thread_reads_first() -
 
         return __init__
 
-    namespace = {"__annotations__": {"x": "int", "y": "int"}, "__module__": __name__, "y": 0, "_init": init}
+    namespace = {
+        "__annotations__": {"x": "int", "y": "int"},
+        "__module__": __name__,
+        "__slots__": ("x", "y"),
+        "_defaults": {"y": 0},
+        **VALUE_CLASS,
+        "_init": init,
+    }
     point: Any = value_class(frozen=True, slots=True, kw_only=True)(type("Point", (), namespace))
     start = threading.Barrier(8)
 
@@ -695,6 +702,7 @@ def test_the_dataclass_attributes_are_made_once_whichever_thread_reads_first() -
     assert [[f.name for f in fields] for fields in seen] == [["x", "y"]] * 8
     assert dataclasses.replace(point(x=1), y=2) == point(x=1, y=2)
     assert point.__dataclass_params__.frozen
+    assert [f.name for f in dataclasses.fields(type("Sub", (point,), {}))] == ["x", "y"]  # a subclass, as dataclass's
 
 
 def test_a_value_class_without_its_written_out_init_is_refused_when_built() -> None:
