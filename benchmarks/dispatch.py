@@ -723,6 +723,11 @@ Building a context (best of 15, separate runs): `PreToolCallDecideContext`
 
 `import hookreg` 26.7 ms, `import pluggy` 20.5 ms (1.30x); counted, 117.6 M
 and 89.2 M instructions (1.32x).
+
+## Before the value classes were built once (issue 14, import)
+
+`import hookreg` 27.9 ms, `import pluggy` 22.1 ms (1.26x); counted, 112.2 M
+and 89.2 M instructions (1.26x).
 """
 
 
@@ -795,24 +800,29 @@ WHY = """
   and weakref (5.5 M instructions: a value class's ``field()`` and
   ``replace`` are hookreg's own at run time, and dataclasses loads when
   `fields`, `replace` or `asdict` first asks for a class's dataclass
-  attributes). The 35 value classes no longer go through
+  attributes). The 35 value classes do not go through
   `dataclasses.dataclass` at import: that compiled six methods per class
-  with `exec` and built each class twice (13 ms of the 30 ms). Their
-  ``__init__`` is written out in the source and their other methods are
-  shared. Beyond the stdlib modules pluggy imports too (typing, inspect,
-  enum, re), hookreg's own modules execute about 33 M instructions
-  (callgrind, ``PYTHONHASHSEED=0``) to pluggy's 10 M: the 35 value classes at
-  about 270 K each (the class statement 95 K, the slotted class 85 K, its
-  ``__init__`` 26 K), five enums 5.3 M (CPython 3.11 spends 0.56 M on a
-  three-member `StrEnum`, 3.3 M on the 27 points), and unmarshalling 330 KB
-  of bytecode against pluggy's 80 KB, about 7 M. Measured and left out, each
-  under 1.5% of the import: building each value class once, slotted by its
-  own class statement (1.4 M; through a metaclass, 0.6 M), declaring the
-  callback aliases, their TypeVars and the runner Protocols for type
-  checkers only (0.6 M), `weakref.ref`s in place of `WeakSet` (1.0 M), and
-  reading the action kinds without `eval` (0.2 M); together they would
-  reach about 1.22x. The 1.2x target would take a smaller public surface,
-  not a faster one.
+  with `exec` and built each class twice (13 ms of the 30 ms). Each is
+  built once, slotted, by its own class statement:
+  ``scripts/generate_values.py`` writes its ``__slots__`` and its
+  ``__init__`` into the class body, the fields' defaults move aside, and
+  the other methods are shared. That took a class from about 270 K
+  instructions (callgrind, ``PYTHONHASHSEED=0``) to about 145 K, of which
+  the class statement alone is 100 K: 3.5 M in all. Type checkers alone see
+  the private TypeVars, the runner Protocols and the step aliases, which
+  only annotations name (1.2 M), and a registry holds the registries that
+  include it through `weakref.ref`, loaded with the interpreter, rather
+  than `WeakSet` (0.8 M). Beyond the stdlib modules pluggy imports too
+  (typing, inspect, enum, re), hookreg's own modules now execute about 28 M
+  instructions to pluggy's 10 M: the value classes about 5 M, five enums
+  4.5 M (CPython 3.11 spends 0.5 M on a three-member `StrEnum`, 2.3 M on
+  the 27 points), and unmarshalling 330 KB of bytecode against pluggy's
+  80 KB, about 6.6 M. Measured and left out: `enum._simple_enum`, which
+  would halve the points' cost, is private, and type checkers would not see
+  an enum; moving the typed surface's overloads, which only type checkers
+  read, into a stub file would save 0.85 M of unmarshalling, but mypy would
+  then no longer check the generated module against them; reading the
+  action kinds without `eval` saves 0.2 M.
 """
 
 
