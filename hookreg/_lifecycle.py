@@ -120,13 +120,18 @@ async def aperform(registry: HookRegistry, op: Dispatch) -> Any:
     return await (method(op.ctx) if op.method == "resolve_tool_call" else method(op.point, op.ctx))
 
 
-def bind(registry: HookRegistry, flow: Steps[_R]) -> Steps[_R]:
+def bind(
+    registry: HookRegistry,
+    flow: Steps[_R],
+    note: Callable[[Dispatch, object, BaseException | None], None] | None = None,
+) -> Steps[_R]:
     """`flow` with every `Dispatch` it yields bound to `registry`.
 
     For a loop whose one driver serves several registries (the harness
     running a subagent's loop inside its own): ``yield from bind(reg, flow)``
     and perform each op with ``perform(op.registry, op)``. Results and
-    exceptions pass through to `flow` unchanged.
+    exceptions pass through to `flow` unchanged; `note`, when given, is
+    shown each op with its result (or the exception) first.
     """
     reply: object = None
     error: BaseException | None = None
@@ -143,6 +148,8 @@ def bind(registry: HookRegistry, flow: Steps[_R]) -> Steps[_R]:
             raise
         except BaseException as exc:  # noqa: BLE001 -- thrown into the flow, as a driver would
             error = exc
+        if note is not None:
+            note(op, reply, error)
 
 
 def drive(registry: HookRegistry, steps: Generator[Any, Any, _R], other: Callable[[Any], Any] | None = None) -> _R:

@@ -248,30 +248,19 @@ async def _adrive(steps: _Steps) -> AsyncGenerator[StreamItem, None]:
             error = exc
 
 
-def _watched(flow: Generator[Dispatch, Any, _R], watch: _Watch) -> Generator[Dispatch, Any, _R]:
-    """`flow`, noting in `watch` each dispatch's answer and the point of a dispatch that raised."""
-    reply: object = None
-    error: BaseException | None = None
-    while True:
-        try:
-            op = flow.send(reply) if error is None else flow.throw(error)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]  # the flow's declared return type
-        reply, error = None, None
-        try:
-            reply = yield op
-        except BaseException as exc:  # noqa: BLE001 -- thrown into the flow, as the driver would
-            error, watch.raised_at = exc, op.point
-        else:
-            watch.replies[op.point] = reply
-
-
 @dataclass(slots=True)
 class _Watch:
-    """What `_watched` saw of one flow: each point's last answer, and where a dispatch raised."""
+    """What a watched flow's dispatches gave: each point's last answer, and where a dispatch raised."""
 
     replies: dict[HookPoint, object] = field(default_factory=dict)
     raised_at: HookPoint | None = None
+
+    def note(self, op: Dispatch, reply: object, error: BaseException | None) -> None:
+        """Note one dispatch's answer, or the point where it raised (`bind`'s `note`)."""
+        if error is None:
+            self.replies[op.point] = reply
+        else:
+            self.raised_at = op.point
 
 
 @dataclass(slots=True)
@@ -431,8 +420,7 @@ class Harness:
 
     def _hooks(self, flow: Steps[_R], watch: _Watch | None = None) -> Generator[Dispatch, Any, _R]:
         """A lifecycle flow bound to this harness's registry, watched by `watch` when given."""
-        bound = bind(self.registry, flow)
-        return bound if watch is None else _watched(bound, watch)
+        return bind(self.registry, flow, None if watch is None else watch.note)
 
     def _notify(self, point: HookPoint, ctx: object) -> _Step:
         """Fire one of the harness's own observe points, skipping it when nobody listens."""
