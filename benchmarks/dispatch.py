@@ -154,6 +154,18 @@ def limit_notify(fns):
     return notify
 
 
+def limit_notify_checked(fns):
+    """The limit of an observe dispatch that tests each return, as hookreg must (DESIGN §3): a reference, no target."""
+
+    def notify(ctx, fns=tuple(fns)):
+        for fn in fns:
+            result = fn(ctx)
+            if result is not None:
+                break
+
+    return notify
+
+
 # --- the contenders, set up with n hooks -------------------------------------------
 
 SPEC = pluggy.HookspecMarker("bench")
@@ -289,6 +301,8 @@ def dispatch_cases() -> list[Case]:
             if style == "decide":
                 names = {"f": limit_async(fns), "ctx": ctx}
                 cases.append(Case((*key, "limit, awaited"), "await f(ctx)", names, is_async=True))
+            if style == "observe":
+                cases.append(Case((*key, "limit, checked"), "f(ctx)", {"f": limit_notify_checked(fns), "ctx": ctx}))
             if pluggy_name is not None:
                 caller = pluggy_hook(pluggy_name, copies(_keep, count))
                 stmt = "caller(ctx=ctx) or allowed" if style == "decide" else "caller(ctx=ctx)"
@@ -747,16 +761,22 @@ WHY = """
   hook skips the loop; transforms read their subject field directly rather
   than through `getattr`.
 - **Observers.** hookreg tests every observer's return value (an observer
-  returning something is a failure, DESIGN §3); the limit throws it away.
+  returning something is a failure, DESIGN §3; a coroutine returned on the
+  sync surface must be closed, not dropped); the limit throws it away.
   That is one store and one comparison per hook: 48 instructions on a
   580-instruction call (1.08x at 50 hooks, counted), which this machine
-  times at about 4 ns on a 38 ns call (1.12-1.13x across runs). With one
-  hook the fixed cost of a dispatch (a method call, the point's plan, the
-  context check) is what separates the two: 1.46x counted, 1.67-1.75x timed
-  across runs. Iterating `plan.fns`
-  without first testing it would save 24 instructions with hooks and cost
-  about 240 with none (1.33x to 1.50x counted), the common case. No bytecode shape of
-  that loop is cheaper on CPython 3.11: the check can be moved, not removed.
+  times at about 4 ns on a 38 ns call (1.11-1.13x across runs). The limit
+  written with that same test (`limit_notify_checked`, the table under the
+  dispatch table) is itself about 1.09x the limit at 50 hooks, and hookreg
+  is within 1.02-1.04x of it: the 1.1x bound leaves the test about the
+  room of hookreg's fixed cost. With one hook that fixed cost of a dispatch
+  (a method call, the point's plan, the context check) is what separates
+  the two: 1.46x counted, 1.65-1.75x timed across runs. Iterating
+  `plan.fns` without first testing it would save 24 instructions with
+  hooks and cost about 240 with none (1.33x to 1.50x counted), the common
+  case. No bytecode shape of that loop is cheaper on CPython 3.11: the
+  check can be moved, not removed; calling each hook in an ``if`` without
+  keeping its return would lose what a failing observer returned.
 - **Async.** `adecide` runs the same inline loop as `decide` inside a
   coroutine, so it costs the sync dispatch plus one `await` of a coroutine:
   the "limit, awaited" column (the limit written as `async def`) shows what
@@ -864,6 +884,21 @@ def dispatch_table(ns: dict[tuple[str, ...], float]) -> list[str]:
     return lines
 
 
+def checked_observe(ns: dict[tuple[str, ...], float]) -> list[str]:
+    """The observe limit that tests each return (`limit_notify_checked`), next to the limit and to hookreg."""
+    lines = [
+        "The observe limit testing each return, as hookreg must (`limit_notify_checked`), ns (ratio to the limit;",
+        "hookreg's ratio to it):",
+        "",
+        "| hooks | limit | limit, checked | hookreg |",
+        "|--:|--:|--:|--:|",
+    ]
+    for count in HOOK_COUNTS:
+        limit, checked, ours = (ns[("observe", str(count), who)] for who in ("limit", "limit, checked", "hookreg"))
+        lines.append(f"| {count} | {limit:,.0f} | {checked:,.0f} ({checked / limit:.2f}x) | {ours / checked:.2f}x |")
+    return lines
+
+
 def verdict(measured: float, bound: float, *, at_least: bool = False) -> str:
     if (measured >= bound) if at_least else (measured <= bound):
         return "met"
@@ -899,7 +934,7 @@ def targets(ns: dict[tuple[str, ...], float], imports: dict[str, float]) -> list
 
 
 def limit_source() -> str:
-    limits = (limit_decide, limit_transform, limit_notify, limit_async)
+    limits = (limit_decide, limit_transform, limit_notify, limit_async, limit_notify_checked)
     return "\n\n".join(inspect.getsource(f) for f in limits)
 
 
@@ -960,6 +995,8 @@ def main() -> None:
         *dispatch_table(ns),
         "",
         f"`if registry.has_hooks(point):` {has:,.1f} ns; `if harness.gates:` {attr:,.1f} ns ({has / attr:.1f}x).",
+        "",
+        *checked_observe(ns),
         "",
         *context_table(ns),
         "",
