@@ -47,11 +47,8 @@ if TYPE_CHECKING:
 
 
 __all__ = [
-    "AsyncRunner",
     "Plan",
-    "Runner",
     "Runners",
-    "SlowRunner",
     "acall_hook",
     "adrive",
     "async_refusal",

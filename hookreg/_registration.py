@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 __all__ = [
     "LOCK",
     "Inclusion",
-    "Owner",
     "Registration",
     "as_point",
     "async_path",

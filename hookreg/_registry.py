@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     """What fills the wrapper slot: given a registry, one point's compiled runners and the runner it wraps
     (the runners themselves, or the previous wrapper's), the runner every dispatch of that point goes to."""
 
-__all__ = ["RegistryCore", "Wrapper", "add_wrapper", "hook_rows", "including", "reachable", "remove_wrapper"]
+__all__ = ["RegistryCore", "add_wrapper", "hook_rows", "including", "reachable", "remove_wrapper"]
 
 
 class RegistryCore:

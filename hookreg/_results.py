@@ -154,18 +154,17 @@ def _value_class(
 
     def build(cls: type[_T]) -> type[_T]:
         body = vars(cls)
-        make_init = body.get("_init")
-        if make_init is None or "__slots__" not in body:
+        if not {"__slots__", "_defaults", "_init"} <= body.keys():
             msg = f"Cannot build {cls.__qualname__}: it has no written-out block. Run scripts/generate_values.py."
             raise TypeError(msg)
         names: tuple[str, ...] = body["__slots__"]
         ignored = {n for n, d in body["_defaults"].items() if type(d) is _Field and not d.options.get("compare", True)}
-        init = make_init(*(body[name].__set__ for name in names))  # see scripts/generate_values.py
+        init = body["_init"](*(body[name].__set__ for name in names))  # see scripts/generate_values.py
         init.__name__, init.__qualname__ = "__init__", f"{cls.__qualname__}.__init__"
         target: Any = cls
         target.__init__ = init
-        del target._init  # noqa: SLF001 -- its own: spent
-        target._compared = attrgetter(*(n for n in names if n not in ignored))  # noqa: SLF001 -- its own
+        del target._init  # noqa: SLF001 -- this machinery's own attribute, spent
+        target._compared = attrgetter(*(n for n in names if n not in ignored))  # noqa: SLF001 -- read by _eq and _hash
         setattr(cls, "__match_args__", () if kw_only else names)  # noqa: B010 -- mypy refuses an assignment
         return cls
 

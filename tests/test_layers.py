@@ -6,6 +6,7 @@ Every import counts: at module level, under ``TYPE_CHECKING`` and inside functio
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,10 @@ def test_the_core_touches_no_other_module_s_private_state() -> None:
                     if alias.name.startswith("_") and not is_module(f"{node.module}.{alias.name}")
                 ]
     assert not offenders
+
+
+@pytest.mark.parametrize("module", list(RANK))
+def test_a_core_module_s_all_names_what_it_defines_at_run_time(module: str) -> None:
+    """A name type checkers alone see (a TypeVar, a Protocol under ``TYPE_CHECKING``) stays out of ``__all__``."""
+    loaded = importlib.import_module(module)
+    assert [name for name in loaded.__all__ if not hasattr(loaded, name)] == []

@@ -710,6 +710,9 @@ def test_a_value_class_without_its_written_out_init_is_refused_when_built() -> N
     namespace = {"__annotations__": {"x": "int"}, "__module__": __name__}
     with pytest.raises(TypeError, match=r"Cannot build Point: .*Run scripts/generate_values\.py\."):
         value_class(frozen=True, slots=True, kw_only=True)(type("Point", (), namespace))
+    half_written = {**namespace, "__slots__": ("x",), "_init": lambda set_x: set_x}  # no _defaults
+    with pytest.raises(TypeError, match=r"Cannot build Point: it has no written-out block"):
+        value_class(frozen=True, slots=True, kw_only=True)(type("Point", (), half_written))
 
 
 def test_the_generator_refuses_a_field_option_value_classes_do_not_honour() -> None:
