@@ -102,6 +102,7 @@ class Registration:
         "_matcher",
         "_order",
         "_registry",
+        "_rerun_key",
         "callback",
         "is_async",
         "name",
@@ -124,6 +125,7 @@ class Registration:
     _matcher: Callable[[Any], bool] | None
     _order: int
     _registry: Owner | None
+    _rerun_key: tuple[str, str] | None  # see _rerun_key: read once, compared at every later registration
 
     def __init__(self, **values: object) -> None:
         for key, value in values.items():
@@ -298,16 +300,9 @@ def _takes_one_argument(fn: Callable[..., object]) -> bool:
     return True
 
 
-def _same_callable(a: object, b: object) -> bool:
-    """Whether `a` and `b` are the very same callable (a bound method: the same function of the same object)."""
-    if a is b:
-        return True
-    return (
-        isinstance(a, types.MethodType)
-        and isinstance(b, types.MethodType)
-        and a.__self__ is b.__self__
-        and a.__func__ is b.__func__
-    )
+def _same_method(a: object, b: types.MethodType) -> bool:
+    """Whether `a` is the very same callable as the bound method `b`: the same function of the same object."""
+    return isinstance(a, types.MethodType) and a.__self__ is b.__self__ and a.__func__ is b.__func__
 
 
 def _rerun_key(fn: object) -> tuple[str, str] | None:
@@ -337,7 +332,10 @@ def predecessor(hooks: list[Registration], fn: object, name: str | None, stackle
     """
     if name is not None:
         return next((r for r in hooks if r.name == name), None)
-    same = next((r for r in hooks if _same_callable(r.callback, fn)), None)
+    if isinstance(fn, types.MethodType):  # a new bound method object at each attribute read
+        same = next((r for r in hooks if _same_method(r.callback, fn)), None)
+    else:
+        same = next((r for r in hooks if r.callback is fn), None)
     if same is not None:
         msg = (
             f"{same.name!r} is already registered at {same.point}; registering the same callable again "
@@ -348,7 +346,7 @@ def predecessor(hooks: list[Registration], fn: object, name: str | None, stackle
     key = _rerun_key(fn)
     if key is None:
         return None
-    return next((r for r in hooks if _rerun_key(r.callback) == key), None)
+    return next((r for r in hooks if r._rerun_key == key), None)  # noqa: SLF001 -- own class
 
 
 def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each with its message
@@ -432,6 +430,7 @@ def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each w
         _matcher=matcher,
         _order=next(_ORDER),
         _registry=owner,
+        _rerun_key=_rerun_key(fn),
     )
 
 
