@@ -11,7 +11,8 @@ drivers.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Protocol, cast, final
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast, final
 
 from hookreg._errors import AsyncHookError
 from hookreg._points import POINTS, HookPoint
@@ -197,6 +198,10 @@ class _Slow:
     """Stands in for the context class in a plan the inline loop must not run."""
 
 
+_IS_ASYNC: Final = attrgetter("is_async")
+_CALLBACK: Final = attrgetter("callback")
+
+
 @final
 class Runners:
     """One point of one registry, compiled: its hooks and how to dispatch them.
@@ -220,12 +225,13 @@ class Runners:
         spec = self.spec = POINTS[point]
         steps = self.steps = STEPS[spec.style]
         self.hooks = hooks
-        self.async_hook = next((reg for reg in hooks if reg.is_async), None)
-        fns = tuple(reg.callback for reg in hooks)
+        # One pass each, in C where it can be: a registration recompiles its point.
+        self.async_hook = next(filter(_IS_ASYNC, hooks), None)
+        fns = tuple(map(_CALLBACK, hooks))
         self._position = {id(fn): i for i, fn in enumerate(fns)}
         awaits = any(async_path(reg) is not None for reg in hooks)
         inline = not awaits and len(self._position) == len(fns)
-        filtered = self._filtered = any(is_filtered(reg) for reg in hooks)
+        filtered = self._filtered = any(map(is_filtered, hooks))
         inline = inline and not filtered
         done = spec.all_passed if fns else spec.no_hook  # transforms return their subject instead
         self.plan = Plan(spec.context if inline else _Slow, fns, spec.passed, done, self)

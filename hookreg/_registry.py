@@ -240,7 +240,7 @@ class RegistryCore:
             (-reg.priority, order(reg), (reg,)) for reg in self._own[point]
         ]
         items += [(-inc.priority, order(inc), inc.registry._runners[point].hooks) for inc in self._inclusions]  # noqa: SLF001 -- own class
-        items.sort(key=lambda item: item[:2])
+        items.sort()  # each order is unique: two groups are never compared
         hooks = tuple(itertools.chain.from_iterable(group for _, _, group in items))
         self._install(point, Runners(point, hooks) if hooks else no_hooks(point))
 
