@@ -93,6 +93,12 @@ def _pass(ctx):
     return None
 
 
+def _note(ctx):
+    """An observer with a branch: registering it reads where its jumps land (it can return only None)."""
+    if ctx is None:
+        return
+
+
 def copies(fn: Callable[[Any], Any], n: int) -> list[Callable[[Any], Any]]:
     """`n` distinct plain functions with `fn`'s code: what n separately written hooks cost."""
     codes = [fn.__code__.replace(co_name=f"{fn.__name__}_{i}", co_qualname=f"{fn.__name__}_{i}") for i in range(n)]
@@ -496,11 +502,16 @@ def pluggy_manager() -> pluggy.PluginManager:
 def registration_costs(repeats: int) -> dict[str, float]:
     """Microseconds to register one hook (the first ten at a point, on a new registry), best of `repeats`."""
     fns = copies(_gate, 10)
+    observers = copies(_note, 10)
     plugins = [types.SimpleNamespace(decide=IMPL(fn)) for fn in copies(_keep, 10)]
 
     def hookreg_register(registry: HookRegistry) -> None:
         for fn in fns:
             registry.register(DECIDE, fn)
+
+    def hookreg_observer(registry: HookRegistry) -> None:
+        for fn in observers:
+            registry.register(OBSERVE, fn)
 
     def hookreg_decorator(registry: HookRegistry) -> None:
         for fn in fns:
@@ -526,6 +537,7 @@ def registration_costs(repeats: int) -> dict[str, float]:
     contenders: dict[str, tuple[Callable[[], Any], Callable[[Any], None]]] = {
         "hookreg register()": (HookRegistry, hookreg_register),
         "hookreg decorator": (HookRegistry, hookreg_decorator),
+        "hookreg register(), an observer with a branch": (HookRegistry, hookreg_observer),
         "hookreg register(), then remove()": (HookRegistry, hookreg_remove),
         "pluggy register()": (pluggy_manager, pluggy_register),
         "blinker connect()": (blinker.Signal, blinker_connect),

@@ -169,6 +169,10 @@ def notify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
     fns = plan.fns
     if fns:
         try:
+            if plan.unchecked:  # every hook's code returns only None: nothing to test
+                for fn in fns:
+                    fn(ctx)
+                return None
             for fn in fns:
                 result = fn(ctx)
                 if result is not None:
@@ -197,6 +201,10 @@ async def anotify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
     fns = plan.fns
     if fns:
         try:
+            if plan.unchecked:  # every hook's code returns only None: nothing to test
+                for fn in fns:
+                    fn(ctx)
+                return None
             for fn in fns:
                 result = fn(ctx)
                 if result is not None:

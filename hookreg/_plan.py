@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, cast, final
 
 from hookreg._errors import AsyncHookError
 from hookreg._points import POINTS, HookPoint
-from hookreg._registration import async_path, is_filtered
+from hookreg._registration import async_path, is_filtered, returns_none
 from hookreg._rules import (
     OK,
     RAISED,
@@ -175,23 +175,32 @@ class Plan:
         passed: A decider's pass value (the loop leaves at the first other return).
         done: The result when every hook passed (decide points).
         runners: Who takes over when the inline loop cannot go on (a `Runner`).
+        unchecked: Every hook is an observer whose code can return only
+            ``None`` (`returns_only_none`): the loop need not test returns.
     """
 
-    __slots__ = ("ctx_type", "done", "fns", "passed", "runners")
+    __slots__ = ("ctx_type", "done", "fns", "passed", "runners", "unchecked")
 
-    def __init__(
-        self, ctx_type: type, fns: tuple[Callable[[Any], Any], ...], passed: object, done: object, runners: Runner
+    def __init__(  # noqa: PLR0913, PLR0917 -- one per attribute
+        self,
+        ctx_type: type,
+        fns: tuple[Callable[[Any], Any], ...],
+        passed: object,
+        done: object,
+        runners: Runner,
+        unchecked: bool,
     ) -> None:
         self.ctx_type = ctx_type
         self.fns = fns
         self.passed = passed
         self.done = done
         self.runners = runners
+        self.unchecked = unchecked
 
     def detour(self, runners: SlowRunner) -> Plan:
         """This plan with every dispatch sent to `runners`, never run inline (what the trace slot installs)."""
         # Never resumed: the inline loop never runs a plan whose context class is _Slow.
-        return Plan(_Slow, self.fns, self.passed, self.done, cast("Runner", runners))
+        return Plan(_Slow, self.fns, self.passed, self.done, cast("Runner", runners), self.unchecked)
 
 
 class _Slow:
@@ -234,7 +243,8 @@ class Runners:
         filtered = self._filtered = any(map(is_filtered, hooks))
         inline = inline and not filtered
         done = spec.all_passed if fns else spec.no_hook  # transforms return their subject instead
-        self.plan = Plan(spec.context if inline else _Slow, fns, spec.passed, done, self)
+        unchecked = all(map(returns_none, hooks))
+        self.plan = Plan(spec.context if inline else _Slow, fns, spec.passed, done, self, unchecked)
         self.arun: AsyncRunner | None = None
         if awaits:
 

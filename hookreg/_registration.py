@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dis
 import functools
 import inspect
 import itertools
@@ -44,6 +45,7 @@ __all__ = [
     "owner",
     "predecessor",
     "replace_handle",
+    "returns_none",
     "short_name",
     "validate",
     "wrong_return",
@@ -103,6 +105,7 @@ class Registration:
         "_order",
         "_registry",
         "_rerun_key",
+        "_returns_none",
         "callback",
         "is_async",
         "name",
@@ -126,6 +129,7 @@ class Registration:
     _order: int
     _registry: Owner | None
     _rerun_key: tuple[str, str] | None  # see _rerun_key: read once, compared at every later registration
+    _returns_none: bool  # an observer whose code can return only None (see returns_only_none)
 
     def __init__(self, **values: object) -> None:
         for key, value in values.items():
@@ -271,6 +275,65 @@ def is_async(fn: object) -> bool:
     if inspect.isfunction(fn) or inspect.ismethod(fn) or isinstance(fn, type):
         return False
     return inspect.iscoroutinefunction(type(fn).__call__)
+
+
+# How far back each return instruction loads what it returns: RETURN_CONST (Python 3.12, 3.13) is its own load.
+_RETURNS: Final = {
+    dis.opmap[name]: back for name, back in (("RETURN_VALUE", 2), ("RETURN_CONST", 0)) if name in dis.opmap
+}
+_LOADS_CONST: Final = (dis.opmap["LOAD_CONST"], dis.opmap.get("RETURN_CONST", -1))
+_JUMPS: Final = frozenset(dis.hasjrel + dis.hasjabs)
+_YIELDS: Final = (
+    inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR
+)
+
+
+def returns_only_none(fn: object) -> bool:
+    """Whether `fn` is a function (or bound method) whose code can return nothing but ``None``.
+
+    True when every return in its bytecode returns the constant ``None`` and
+    nothing jumps to a return with another value on the stack (``return x or
+    None`` does): a ``def`` whose returns are all bare, or ``lambda _: None``.
+    The observe loop calls such hooks without testing what they return.
+
+    On Python 3.11, where ``return None`` is two instructions, a function with
+    a ``try`` or ``with`` block is not proven (its returns are tested). A
+    function whose ``__code__`` is reassigned after it is registered is not
+    read again.
+    """
+    if type(fn) is types.MethodType:
+        fn = fn.__func__
+    if type(fn) is not types.FunctionType:
+        return False
+    code = fn.__code__
+    if code.co_flags & _YIELDS:
+        return False
+    raw, consts = code.co_code, code.co_consts  # (opcode, argument) pairs; inline caches are zeros
+    landings: list[int] = []  # where no jump may land: after a returned None is loaded, up to its return
+    jumps = False
+    for at in range(0, len(raw), 2):
+        op = raw[at]
+        if op in _JUMPS:
+            jumps = True
+        elif op in _RETURNS:
+            loaded_at = at - _RETURNS[op]
+            if not _loads_none(raw, consts, loaded_at):
+                return False
+            landings.extend(range(loaded_at + 2, at + 2, 2))
+    if not landings:
+        return True
+    if code.co_exceptiontable:  # a handler could land there too: a try or with block is not read further
+        return False
+    # dis.findlabels costs 10-30 us on Python 3.11, so only a function with jumps pays it (typeshed types
+    # its argument as a code object; it takes the code's bytes).
+    return not jumps or set(landings).isdisjoint(dis.findlabels(raw))  # type: ignore[arg-type]
+
+
+def _loads_none(raw: bytes, consts: tuple[object, ...], at: int) -> bool:
+    """Whether the instruction at offset `at` of `raw` loads (or returns) the constant ``None``."""
+    if at < 0 or raw[at] not in _LOADS_CONST or (at >= 2 and raw[at - 2] == dis.EXTENDED_ARG):
+        return False
+    return consts[raw[at + 1]] is None
 
 
 def _async_path_of(fn: Callable[..., object], fn_is_async: bool) -> Callable[..., Any] | None:
@@ -431,6 +494,7 @@ def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each w
         _order=next(_ORDER),
         _registry=owner,
         _rerun_key=_rerun_key(fn),
+        _returns_none=point.style is HookStyle.OBSERVE and returns_only_none(fn),
     )
 
 
@@ -448,6 +512,11 @@ def filtered_out(reg: Registration, ctx: Any) -> bool:
 def is_filtered(reg: Registration) -> bool:
     """Whether `reg` has ``tools=`` patterns (so the inline loop cannot run it)."""
     return reg._matcher is not None  # noqa: SLF001 -- own classes
+
+
+def returns_none(reg: Registration) -> bool:
+    """Whether `reg` is an observer whose code can return only ``None`` (the inline loop need not test it)."""
+    return reg._returns_none  # noqa: SLF001 -- own classes
 
 
 def async_path(reg: Registration) -> Callable[[Any], Any] | None:
