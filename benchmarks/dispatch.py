@@ -3,11 +3,16 @@
     python benchmarks/dispatch.py            # full run, writes benchmarks/RESULTS.md
     python benchmarks/dispatch.py --quick    # smoke run (CI), writes nothing
 
-Everything runs in one process, in interleaved rounds: each round takes one
-timed sample of every case, so a slow spell on the machine hits all cases
-alike. A case's figure is its fastest sample (timeit's advice: slower samples
-measure interference, not Python), less the cost of the empty timing loop, per
-dispatch. Ratios divide by "limit": the hand-written loop a careful engineer
+The dispatch cases run in interleaved rounds: each round takes one timed
+sample of every case, so a slow spell on the machine hits all cases alike. A
+case's figure in one process is its fastest sample (timeit's advice: slower
+samples measure interference, not Python), less the cost of the empty timing
+loop, per dispatch. The rounds run in several fresh interpreters, one after
+another (``--processes``), and each case's figure is its median over them:
+where one interpreter's memory layout makes a 60 ns case 10 ns faster or
+slower, the median reports the typical process. With valgrind installed,
+every target is also counted in instructions (callgrind), which no other
+load on the machine can move: the targets table gives both. Ratios divide by "limit": the hand-written loop a careful engineer
 would put in a harness instead of a hook registry (its code is quoted in
 RESULTS.md). pluggy, blinker and Strands get the same callables, built the way
 each one is meant to be used.
@@ -27,6 +32,7 @@ import asyncio
 import dataclasses
 import gc
 import inspect
+import json
 import os
 import platform
 import re
@@ -72,6 +78,7 @@ TRANSFORM = HookPoint.TRANSFORM_TOOL_RESULT
 OBSERVE = HookPoint.TEXT_DELTA
 # DESIGN §9: the ratio to the limit each hook count must stay within.
 TARGETS = {0: 1.5, 1: 1.7, 5: 1.25, 50: 1.1}
+TARGET_STYLES = ("decide", "transform -> None", "observe")
 
 
 # --- the callables every contender runs ----------------------------------------
@@ -637,38 +644,63 @@ def import_times(runs: int) -> dict[str, float]:
 # with a fixed hash seed the count is the same on every run.
 COUNTED_DISPATCH = """
 import sys
-from hookreg import HookPoint, HookRegistry, HookResult, TextDeltaContext, PreToolCallDecideContext
-style, count, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+from dataclasses import replace
+from hookreg import HookPoint, HookRegistry, HookResult, PreToolCallDecideContext, TextDeltaContext
+from hookreg import TransformToolResultContext
 ALLOW = HookResult.allow()
-def hook():
+def hook(style):
     def gate(ctx): return ALLOW
     def keep(ctx): return None
     return gate if style == "decide" else keep
-point, ctx = {
-    "decide": (HookPoint.PRE_TOOL_CALL_DECIDE, PreToolCallDecideContext(tool_name="t", args={}, call_id="c")),
-    "observe": (HookPoint.TEXT_DELTA, TextDeltaContext(delta="a", aggregated="a")),
-}[style]
-fns = tuple(hook() for _ in range(count))
-registry = HookRegistry()
-for fn in fns:
-    registry.register(point, fn)
-def limit_decide(ctx, fns=fns, ALLOW=ALLOW.decision, ALLOWED=ALLOW):
-    for fn in fns:
-        r = fn(ctx)
-        if r.decision is not ALLOW:
-            return r
-    return ALLOWED
-def limit_notify(ctx, fns=fns):
-    for fn in fns:
-        fn(ctx)
-limit = limit_decide if style == "decide" else limit_notify
-dispatch = registry.decide if style == "decide" else registry.notify
-if sys.argv[4] == "hookreg":
-    for _ in range(reps):
-        dispatch(point, ctx)
-elif sys.argv[4] == "limit":
-    for _ in range(reps):
-        limit(ctx)
+def limit_decide(fns):
+    def decide(ctx, fns=fns, ALLOW=ALLOW.decision, ALLOWED=ALLOW):
+        for fn in fns:
+            r = fn(ctx)
+            if r.decision is not ALLOW:
+                return r
+        return ALLOWED
+    return decide
+def limit_transform(fns):
+    def transform(ctx, fns=fns, replace=replace):
+        value = ctx.presentation
+        for fn in fns:
+            new = fn(ctx)
+            if new is not None:
+                value = new
+                ctx = replace(ctx, presentation=new)
+        return value
+    return transform
+def limit_notify(fns):
+    def notify(ctx, fns=fns):
+        for fn in fns:
+            fn(ctx)
+    return notify
+STYLES = {
+    "decide": (HookPoint.PRE_TOOL_CALL_DECIDE, "decide", limit_decide,
+               PreToolCallDecideContext(tool_name="t", args={}, call_id="c")),
+    "transform -> None": (HookPoint.TRANSFORM_TOOL_RESULT, "transform", limit_transform,
+                          TransformToolResultContext(tool_name="t", args={}, call_id="c", raw_result=0,
+                                                     presentation="ok")),
+    "observe": (HookPoint.TEXT_DELTA, "notify", limit_notify, TextDeltaContext(delta="a", aggregated="a")),
+}
+# Every case is set up in every run, so that the setup counts the same in all of them.
+CASES = {}
+for style, (point, method, limit, ctx) in STYLES.items():
+    for count in (0, 1, 5, 50):
+        fns = tuple(hook(style) for _ in range(count))
+        registry = HookRegistry()
+        for fn in fns:
+            registry.register(point, fn)
+        CASES[style, str(count)] = (getattr(registry, method), point, limit(fns), ctx)
+if len(sys.argv) > 1:
+    style, count, reps, who = sys.argv[1:]
+    dispatch, point, limit, ctx = CASES[style, count]
+    if who == "hookreg":
+        for _ in range(int(reps)):
+            dispatch(point, ctx)
+    else:
+        for _ in range(int(reps)):
+            limit(ctx)
 """
 
 
@@ -682,32 +714,36 @@ def instructions(cache: str, *argv: str) -> int:
     return int(re.findall(r"Collected : (\d+)", done.stderr)[-1])
 
 
-def counted() -> list[str]:
-    """Import and dispatch ratios counted in instructions, when valgrind is installed (else nothing)."""
+Counts = dict[tuple[str, str], tuple[int, int]]
+
+
+def counted() -> tuple[Counts, tuple[int, int]] | None:
+    """Dispatch and import counted in instructions, when valgrind is installed (else ``None``)."""
     if shutil.which("valgrind") is None:
-        return []
+        return None
     with tempfile.TemporaryDirectory() as cache:
-        return counted_in(cache)
+        return counted_in(cache), counted_imports(cache)
 
 
-def counted_in(cache: str) -> list[str]:
-    lines = ["| counted in instructions (callgrind) | hookreg | the other | ratio |", "|---|--:|--:|--:|"]
-    start = instructions(cache, "-c", "pass")
-    ours, theirs = (instructions(cache, "-c", f"import {m}") - start for m in ("hookreg", "pluggy"))
-    lines.append(f"| `import hookreg`, next to `import pluggy` | {ours:,} | {theirs:,} | {ours / theirs:.2f}x |")
+def counted_in(cache: str) -> Counts:
+    """Instructions per dispatch, hookreg's and the limit's, for every style and hook count of the targets."""
     reps = 2000
-    for style in ("decide", "observe"):
-        for count in (1, 50):
-            idle, hookreg_run, limit_run = (
-                instructions(cache, "-c", COUNTED_DISPATCH, style, str(count), str(reps), who)
-                for who in ("none", "hookreg", "limit")
+    idle = instructions(cache, "-c", COUNTED_DISPATCH)
+    counts: Counts = {}
+    for style in TARGET_STYLES:
+        for count in map(str, HOOK_COUNTS):
+            ours, theirs = (
+                (instructions(cache, "-c", COUNTED_DISPATCH, style, count, str(reps), who) - idle) // reps
+                for who in ("hookreg", "limit")
             )
-            ours, theirs = (hookreg_run - idle) // reps, (limit_run - idle) // reps
-            lines.append(
-                f"| {style}, {count} hooks, per dispatch, next to the limit | {ours:,} | {theirs:,} "
-                f"| {ours / theirs:.2f}x |"
-            )
-    return lines
+            counts[style, count] = ours, theirs
+    return counts
+
+
+def counted_imports(cache: str) -> tuple[int, int]:
+    """Instructions `import hookreg` and `import pluggy` execute, beyond an empty interpreter's."""
+    start = instructions(cache, "-c", "pass")
+    return instructions(cache, "-c", "import hookreg") - start, instructions(cache, "-c", "import pluggy") - start
 
 
 def structlog_imported() -> bool:
@@ -750,6 +786,13 @@ Building a context (best of 15, separate runs): `PreToolCallDecideContext`
 `import hookreg` 26.7 ms, `import pluggy` 20.5 ms (1.30x); counted, 117.6 M
 and 89.2 M instructions (1.32x).
 
+## Before observers were read (issue 14, observe)
+
+The run before an observer that can return only `None` skipped the test of
+its return (100 rounds in one process): observe 0 / 1 / 5 / 50 hooks
+1.47x / 1.65x / 1.23x / 1.11x the limit, timed; 1 / 50 hooks 1.46x / 1.08x,
+counted. The limit that tests each return was 1.09x the limit at 50 hooks.
+
 ## Before the value classes were built once (issue 14, import)
 
 `import hookreg` 27.9 ms, `import pluggy` 22.1 ms (1.26x); counted, 112.2 M
@@ -772,23 +815,25 @@ WHY = """
   Iterating an empty tuple costs more than testing it, so a point with no
   hook skips the loop; transforms read their subject field directly rather
   than through `getattr`.
-- **Observers.** hookreg tests every observer's return value (an observer
-  returning something is a failure, DESIGN §3; a coroutine returned on the
-  sync surface must be closed, not dropped); the limit throws it away.
-  That is one store and one comparison per hook: 48 instructions on a
-  580-instruction call (1.08x at 50 hooks, counted), which this machine
-  times at about 4 ns on a 38 ns call (1.11-1.13x across runs). The limit
-  written with that same test (`limit_notify_checked`, the table under the
-  dispatch table) is itself about 1.09x the limit at 50 hooks, and hookreg
-  is within 1.02-1.04x of it: the 1.1x bound leaves the test about the
-  room of hookreg's fixed cost. With one hook that fixed cost of a dispatch
-  (a method call, the point's plan, the context check) is what separates
-  the two: 1.46x counted, 1.65-1.75x timed across runs. Iterating
-  `plan.fns` without first testing it would save 24 instructions with
-  hooks and cost about 240 with none (1.33x to 1.50x counted), the common
-  case. No bytecode shape of that loop is cheaper on CPython 3.11: the
-  check can be moved, not removed; calling each hook in an ``if`` without
-  keeping its return would lose what a failing observer returned.
+- **Observers.** An observer returning something is a failure (DESIGN §3;
+  a coroutine returned on the sync surface must be closed, not dropped), so
+  hookreg tests every observer's return value, unless the observer cannot
+  return anything: when a function is registered at an observe point, its
+  bytecode is read, and when every return in it returns the constant
+  `None` with no jump landing between that load and the return (a `def`
+  with bare returns, like the hooks here), the point's plan is marked
+  `unchecked` and its dispatch runs the loop the limit is, keeping nothing.
+  `lambda ctx: log.append(ctx)` does not qualify (its value is the
+  call's), nor `return x or None`. The tested loop costs one store and one
+  comparison per hook: the limit written with that test
+  (`limit_notify_checked`, the table under the dispatch table) is
+  1.07-1.10x the limit at 50 hooks, and hookreg now runs below it. The
+  flag itself is one attribute test per dispatch with hooks (about 30
+  instructions: 1.46x to 1.48x counted at one hook). With one hook, the
+  fixed cost of a dispatch (a method call, the point's plan, the context
+  check) is what separates hookreg from the limit. Iterating `plan.fns`
+  without first testing it would save 24 instructions with hooks and cost
+  about 240 with none, the common case.
 - **Async.** `adecide` runs the same inline loop as `decide` inside a
   coroutine, so it costs the sync dispatch plus one `await` of a coroutine:
   the "limit, awaited" column (the limit written as `async def`) shows what
@@ -813,7 +858,10 @@ WHY = """
 - **Registration** costs tens of microseconds (the table above):
   validating the options, the one-positional-argument check (read off the
   code object for a plain function, `inspect.signature` for other callables)
-  and recompiling the point's plan. The plan is rebuilt on each
+  and recompiling the point's plan. An observer's bytecode is read too:
+  about 3 us for a function without branches, 10-30 us for one with some
+  (`dis.findlabels` finds where its jumps land; the "observer with a
+  branch" row). The plan is rebuilt on each
   registration, so the 1,000th registration at one point costs more than the
   first. A new registry compiles nothing: the runners of a point with no
   hook hold no registry, so every registry shares them (it was 163 us to
@@ -917,31 +965,49 @@ def verdict(measured: float, bound: float, *, at_least: bool = False) -> str:
     return f"missed by {(bound / measured if at_least else measured / bound) - 1:.0%}"
 
 
-def targets(ns: dict[tuple[str, ...], float], imports: dict[str, float]) -> list[str]:
-    """A table row per DESIGN §9 target: met, or missed and by how much."""
-    lines = ["| target | bound | measured | verdict |", "|---|--:|--:|---|"]
-    for style in ["decide", "transform -> None", "observe"]:
+def targets(
+    ns: dict[tuple[str, ...], float], imports: dict[str, float], counts: tuple[Counts, tuple[int, int]] | None
+) -> list[str]:
+    """A table row per DESIGN §9 target: timed and, with valgrind, counted; met, or missed and by how much."""
+    lines = ["| target | bound | timed | verdict | counted | verdict |", "|---|--:|--:|---|--:|---|"]
+
+    def row(target: str, bound: float, shown: str, timed: float, count: float | None = None, **how: bool) -> None:
+        counted = "| n/a | |" if count is None else f"| {count:.2f}x | {verdict(count, bound, **how)} |"
+        lines.append(f"| {target} | {shown} | {timed:.2f}x | {verdict(timed, bound, **how)} {counted}")
+
+    dispatch, imported = counts if counts is not None else ({}, None)
+    for style in TARGET_STYLES:
         for count, bound in TARGETS.items():
             limit = ns[(style, str(count), "limit")]
             ratio = ns[(style, str(count), "hookreg")] / limit
             aratio = ns[(style, str(count), "hookreg async")] / limit
-            lines.append(
-                f"| {style}, {count} hooks, ratio to the limit | {bound}x | {ratio:.2f}x | {verdict(ratio, bound)} |"
-            )
-            lines.append(
-                f"| {style}, {count} hooks, async ratio | 2 x {ratio:.2f} = {2 * ratio:.2f}x "
-                f"| {aratio:.2f}x | {verdict(aratio, 2 * ratio)} |"
-            )
+            pair = dispatch.get((style, str(count)))
+            by_count = None if pair is None else pair[0] / pair[1]
+            row(f"{style}, {count} hooks, ratio to the limit", bound, f"{bound}x", ratio, by_count)
+            row(f"{style}, {count} hooks, async ratio", 2 * ratio, f"2 x {ratio:.2f} = {2 * ratio:.2f}x", aratio)
     for count in (1, 5, 50):
         theirs = ns.get(("transform -> value", str(count), "Strands"))
         if theirs is not None:
             speedup = theirs / ns[("transform -> value", str(count), "hookreg")]
-            lines.append(
-                f"| transform -> value, {count} hooks, faster than Strands | 1x | {speedup:.2f}x "
-                f"| {verdict(speedup, 1, at_least=True)} |"
-            )
-    ratio = imports["hookreg"] / imports["pluggy"]
-    lines.append(f"| `import hookreg` next to `import pluggy` | 1.2x | {ratio:.2f}x | {verdict(ratio, 1.2)} |")
+            row(f"transform -> value, {count} hooks, faster than Strands", 1, "1x", speedup, at_least=True)
+    by_count = None if imported is None else imported[0] / imported[1]
+    row("`import hookreg` next to `import pluggy`", 1.2, "1.2x", imports["hookreg"] / imports["pluggy"], by_count)
+    return lines
+
+
+def counted_table(counts: tuple[Counts, tuple[int, int]] | None) -> list[str]:
+    """The instruction counts behind the targets' counted column."""
+    if counts is None:
+        return ["Not counted in instructions: a --quick run, or valgrind is not installed."]
+    dispatch, (ours, theirs) = counts
+    lines = [
+        "| counted in instructions (callgrind) | hookreg | the other | ratio |",
+        "|---|--:|--:|--:|",
+        f"| `import hookreg`, next to `import pluggy` | {ours:,} | {theirs:,} | {ours / theirs:.2f}x |",
+    ]
+    for (style, count), (ours, theirs) in dispatch.items():
+        per = f"{style}, {count} hooks, per dispatch"
+        lines.append(f"| {per}, next to the limit | {ours:,} | {theirs:,} | {ours / theirs:.2f}x |")
     return lines
 
 
@@ -976,19 +1042,36 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
+def measured_in_processes(processes: int, rounds: int, target: float) -> dict[tuple[str, ...], float]:
+    """The dispatch and context cases, `rounds` rounds in each of `processes` fresh interpreters: medians, in ns."""
+    runs = []
+    for _ in range(processes):
+        command = [sys.executable, __file__, "--worker", "--rounds", str(rounds), "--target", str(target)]
+        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        runs.append({tuple(key): value for key, value in json.loads(out)})
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: few, short rounds; writes nothing")
-    parser.add_argument("--rounds", type=int, help="rounds of samples (default 60, quick 3)")
+    parser.add_argument("--rounds", type=int, help="rounds of samples in each process (default 20, quick 3)")
+    parser.add_argument("--processes", type=int, help="fresh interpreters the dispatch rounds run in (default 5)")
     parser.add_argument("--output", type=Path, default=Path(__file__).with_name("RESULTS.md"))
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)  # one process's rounds, as JSON
+    parser.add_argument("--target", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    rounds = args.rounds or (3 if args.quick else 60)
-    target = 0.0005 if args.quick else 0.004  # seconds per sample
+    rounds = args.rounds or (3 if args.quick else 20)
+    processes = args.processes or (1 if args.quick else 5)
+    target = args.target or (0.0005 if args.quick else 0.004)  # seconds per sample
+    if args.worker:
+        cases = dispatch_cases() + context_cases()
+        run_rounds(cases, rounds, target)
+        print(json.dumps(list(per_dispatch_ns(cases).items())))
+        return
 
     started = time.perf_counter()
-    cases = dispatch_cases() + context_cases()
-    run_rounds(cases, rounds, target)
-    ns = per_dispatch_ns(cases)
+    ns = measured_in_processes(processes, rounds, target)
     registration = registration_costs(3 if args.quick else 30)
     creation = creation_costs(3 if args.quick else 30)
     bulk = bulk_registration_ms()
@@ -996,7 +1079,7 @@ def main() -> None:
     imports = import_times(3 if args.quick else 15)
     structlog_loaded = structlog_imported()
     instrumented = otel_table(rounds, target)
-    by_count = [] if args.quick else counted()
+    counts = None if args.quick else counted()
     elapsed = time.perf_counter() - started
 
     has = ns[("has_hooks", "hookreg")]
@@ -1033,14 +1116,14 @@ def main() -> None:
         "",
         "Targets (DESIGN §9):",
         "",
-        *targets(ns, imports),
+        *targets(ns, imports, counts),
         "",
-        *by_count,
+        *counted_table(counts),
         "",
         *instrumented,
     ]
     print("\n".join(report))
-    print(f"\n({rounds} rounds, {elapsed:.1f} s)")
+    print(f"\n({processes} processes x {rounds} rounds, {elapsed:.1f} s)")
     if args.quick:
         return
     text = [
@@ -1049,7 +1132,8 @@ def main() -> None:
         "Written by `python benchmarks/dispatch.py`; see that file's docstring for the method.",
         "",
         f"Machine: {machine()}.",
-        f"{rounds} interleaved rounds in one process, {elapsed:.0f} s in all.",
+        f"{processes} processes of {rounds} interleaved rounds (each case: its median over the processes),"
+        f" {elapsed:.0f} s in all.",
         "",
         *report,
         "",
