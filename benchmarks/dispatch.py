@@ -12,10 +12,11 @@ another (``--processes``), and each case's figure is its median over them:
 where one interpreter's memory layout makes a 60 ns case 10 ns faster or
 slower, the median reports the typical process. With valgrind installed,
 every target is also counted in instructions (callgrind), which no other
-load on the machine can move: the targets table gives both. Ratios divide by "limit": the hand-written loop a careful engineer
-would put in a harness instead of a hook registry (its code is quoted in
-RESULTS.md). pluggy, blinker and Strands get the same callables, built the way
-each one is meant to be used.
+load on the machine can move: the targets table gives both. Ratios divide
+by "limit": the hand-written loop a careful engineer would put in a harness
+instead of a hook registry (its code is quoted in RESULTS.md). pluggy,
+blinker and Strands get the same callables, built the way each one is meant
+to be used.
 
 The harness is timeit's technique (the statement compiled inline into a timed
 loop, garbage collection off) rather than pyperf, whose worker processes run
@@ -966,9 +967,16 @@ def verdict(measured: float, bound: float, *, at_least: bool = False) -> str:
 
 
 def targets(
-    ns: dict[tuple[str, ...], float], imports: dict[str, float], counts: tuple[Counts, tuple[int, int]] | None
+    ns: dict[tuple[str, ...], float],
+    runs: list[dict[tuple[str, ...], float]],
+    imports: dict[str, float],
+    counts: tuple[Counts, tuple[int, int]] | None,
 ) -> list[str]:
-    """A table row per DESIGN §9 target: timed and, with valgrind, counted; met, or missed and by how much."""
+    """A table row per DESIGN §9 target: timed and, with valgrind, counted; met, or missed and by how much.
+
+    A timed ratio divides the medians over the processes; the range in a
+    target's name is the ratio each process measured, lowest to highest.
+    """
     lines = ["| target | bound | timed | verdict | counted | verdict |", "|---|--:|--:|---|--:|---|"]
 
     def row(target: str, bound: float, shown: str, timed: float, count: float | None = None, **how: bool) -> None:
@@ -983,7 +991,9 @@ def targets(
             aratio = ns[(style, str(count), "hookreg async")] / limit
             pair = dispatch.get((style, str(count)))
             by_count = None if pair is None else pair[0] / pair[1]
-            row(f"{style}, {count} hooks, ratio to the limit", bound, f"{bound}x", ratio, by_count)
+            spread = [run[(style, str(count), "hookreg")] / run[(style, str(count), "limit")] for run in runs]
+            target = f"{style}, {count} hooks, ratio to the limit (processes: {min(spread):.2f}-{max(spread):.2f})"
+            row(target, bound, f"{bound}x", ratio, by_count)
             row(f"{style}, {count} hooks, async ratio", 2 * ratio, f"2 x {ratio:.2f} = {2 * ratio:.2f}x", aratio)
     for count in (1, 5, 50):
         theirs = ns.get(("transform -> value", str(count), "Strands"))
@@ -1042,14 +1052,14 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
-def measured_in_processes(processes: int, rounds: int, target: float) -> dict[tuple[str, ...], float]:
-    """The dispatch and context cases, `rounds` rounds in each of `processes` fresh interpreters: medians, in ns."""
+def measured_in_processes(processes: int, rounds: int, target: float) -> list[dict[tuple[str, ...], float]]:
+    """The dispatch and context cases, `rounds` rounds in each of `processes` fresh interpreters: ns, per process."""
     runs = []
     for _ in range(processes):
         command = [sys.executable, __file__, "--worker", "--rounds", str(rounds), "--target", str(target)]
         out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
         runs.append({tuple(key): value for key, value in json.loads(out)})
-    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+    return runs
 
 
 def main() -> None:
@@ -1071,7 +1081,8 @@ def main() -> None:
         return
 
     started = time.perf_counter()
-    ns = measured_in_processes(processes, rounds, target)
+    runs = measured_in_processes(processes, rounds, target)
+    ns = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
     registration = registration_costs(3 if args.quick else 30)
     creation = creation_costs(3 if args.quick else 30)
     bulk = bulk_registration_ms()
@@ -1116,7 +1127,7 @@ def main() -> None:
         "",
         "Targets (DESIGN §9):",
         "",
-        *targets(ns, imports, counts),
+        *targets(ns, runs, imports, counts),
         "",
         *counted_table(counts),
         "",
