@@ -52,12 +52,12 @@ from typing import Any
 
 import blinker
 import pluggy
+from limits import ALLOW, limit_async, limit_decide, limit_notify, limit_notify_checked, limit_transform
 
 from hookreg import (
     Decision,
     HookPoint,
     HookRegistry,
-    HookResult,
     PostToolCallContext,
     PreToolCallDecideContext,
     RunContext,
@@ -73,7 +73,6 @@ except ImportError:  # optional: the "bench" extra
     StrandsRegistry = None
 
 HOOK_COUNTS = (0, 1, 5, 50)
-ALLOW = HookResult.allow()
 DECIDE = HookPoint.PRE_TOOL_CALL_DECIDE
 TRANSFORM = HookPoint.TRANSFORM_TOOL_RESULT
 OBSERVE = HookPoint.TEXT_DELTA
@@ -113,71 +112,11 @@ def copies(fn: Callable[[Any], Any], n: int) -> list[Callable[[Any], Any]]:
     return [types.FunctionType(code, fn.__globals__) for code in codes]
 
 
-# --- the limit: a hand-written loop over a tuple of plain functions --------------
-
-
-def limit_decide(fns):
-    def decide(ctx, fns=tuple(fns), ALLOW=Decision.ALLOW, ALLOWED=ALLOW):  # noqa: N803
-        for fn in fns:
-            r = fn(ctx)
-            if r.decision is not ALLOW:
-                return r
-        return ALLOWED
-
-    return decide
-
-
-def limit_transform(fns):
-    def transform(ctx, fns=tuple(fns), replace=dataclasses.replace):
-        value = ctx.presentation
-        for fn in fns:
-            new = fn(ctx)
-            if new is not None:
-                value = new
-                ctx = replace(ctx, presentation=new)  # the next hook sees the value so far
-        return value
-
-    return transform
-
-
-def limit_async(fns):
-    """The decide limit as a coroutine, awaited: what an `await` costs, for reference."""
-
-    async def decide(ctx, fns=tuple(fns), ALLOW=Decision.ALLOW, ALLOWED=ALLOW):  # noqa: N803
-        for fn in fns:
-            r = fn(ctx)
-            if r.decision is not ALLOW:
-                return r
-        return ALLOWED
-
-    return decide
-
-
 class Harness:
     """Where a harness without a registry would keep its hooks."""
 
     def __init__(self, gates: tuple[Callable[[Any], Any], ...]) -> None:
         self.gates = gates
-
-
-def limit_notify(fns):
-    def notify(ctx, fns=tuple(fns)):
-        for fn in fns:
-            fn(ctx)
-
-    return notify
-
-
-def limit_notify_checked(fns):
-    """The limit of an observe dispatch that tests each return, as hookreg must (DESIGN §3): a reference, no target."""
-
-    def notify(ctx, fns=tuple(fns)):
-        for fn in fns:
-            result = fn(ctx)
-            if result is not None:
-                break
-
-    return notify
 
 
 # --- the contenders, set up with n hooks -------------------------------------------
@@ -645,37 +584,12 @@ def import_times(runs: int) -> dict[str, float]:
 # with a fixed hash seed the count is the same on every run.
 COUNTED_DISPATCH = """
 import sys
-from dataclasses import replace
-from hookreg import HookPoint, HookRegistry, HookResult, PreToolCallDecideContext, TextDeltaContext
-from hookreg import TransformToolResultContext
-ALLOW = HookResult.allow()
+from hookreg import HookPoint, HookRegistry, PreToolCallDecideContext, TextDeltaContext, TransformToolResultContext
+from limits import ALLOW, limit_decide, limit_notify, limit_transform
 def hook(style):
     def gate(ctx): return ALLOW
     def keep(ctx): return None
     return gate if style == "decide" else keep
-def limit_decide(fns):
-    def decide(ctx, fns=fns, ALLOW=ALLOW.decision, ALLOWED=ALLOW):
-        for fn in fns:
-            r = fn(ctx)
-            if r.decision is not ALLOW:
-                return r
-        return ALLOWED
-    return decide
-def limit_transform(fns):
-    def transform(ctx, fns=fns, replace=replace):
-        value = ctx.presentation
-        for fn in fns:
-            new = fn(ctx)
-            if new is not None:
-                value = new
-                ctx = replace(ctx, presentation=new)
-        return value
-    return transform
-def limit_notify(fns):
-    def notify(ctx, fns=fns):
-        for fn in fns:
-            fn(ctx)
-    return notify
 STYLES = {
     "decide": (HookPoint.PRE_TOOL_CALL_DECIDE, "decide", limit_decide,
                PreToolCallDecideContext(tool_name="t", args={}, call_id="c")),
@@ -706,12 +620,16 @@ if len(sys.argv) > 1:
 
 
 def instructions(cache: str, *argv: str) -> int:
-    """The instructions `python *argv` executes, counted by callgrind, with bytecode cached in `cache`."""
+    """The instructions `python *argv` executes, counted by callgrind, with bytecode cached in `cache`.
+
+    It runs in this directory, so that `python -c` finds `limits`.
+    """
     env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPYCACHEPREFIX=cache)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    subprocess.run([sys.executable, *argv], capture_output=True, check=True, env=env)  # writes the cache
+    here = Path(__file__).parent
+    subprocess.run([sys.executable, *argv], capture_output=True, check=True, env=env, cwd=here)  # writes the cache
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, *argv]
-    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env, cwd=here)
     return int(re.findall(r"Collected : (\d+)", done.stderr)[-1])
 
 

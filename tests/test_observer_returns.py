@@ -29,7 +29,7 @@ POINT: Final = HookPoint.POST_TURN
 
 def compiled(source: str) -> Callable[[Any], Any]:
     """The function `f` that `source` defines (compiled as a module would be)."""
-    namespace: dict[str, Any] = {"contextlib": contextlib, "asyncio": asyncio}
+    namespace: dict[str, Any] = {"contextlib": contextlib}
     exec(compile(source, "<hook>", "exec"), namespace)
     return namespace["f"]  # type: ignore[no-any-return]
 
