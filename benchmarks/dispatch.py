@@ -584,6 +584,7 @@ def import_times(runs: int) -> dict[str, float]:
 # with a fixed hash seed the count is the same on every run.
 COUNTED_DISPATCH = """
 import sys
+sys.path.insert(0, sys.argv[1])  # benchmarks/, for limits
 from hookreg import HookPoint, HookRegistry, PreToolCallDecideContext, TextDeltaContext, TransformToolResultContext
 from limits import ALLOW, limit_decide, limit_notify, limit_transform
 def hook(style):
@@ -607,8 +608,8 @@ for style, (point, method, limit, ctx) in STYLES.items():
         for fn in fns:
             registry.register(point, fn)
         CASES[style, str(count)] = (getattr(registry, method), point, limit(fns), ctx)
-if len(sys.argv) > 1:
-    style, count, reps, who = sys.argv[1:]
+if len(sys.argv) > 2:
+    style, count, reps, who = sys.argv[2:]
     dispatch, point, limit, ctx = CASES[style, count]
     if who == "hookreg":
         for _ in range(int(reps)):
@@ -620,16 +621,12 @@ if len(sys.argv) > 1:
 
 
 def instructions(cache: str, *argv: str) -> int:
-    """The instructions `python *argv` executes, counted by callgrind, with bytecode cached in `cache`.
-
-    It runs in this directory, so that `python -c` finds `limits`.
-    """
+    """The instructions `python *argv` executes, counted by callgrind, with bytecode cached in `cache`."""
     env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPYCACHEPREFIX=cache)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    here = Path(__file__).parent
-    subprocess.run([sys.executable, *argv], capture_output=True, check=True, env=env, cwd=here)  # writes the cache
+    subprocess.run([sys.executable, *argv], capture_output=True, check=True, env=env)  # writes the cache
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, *argv]
-    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env, cwd=here)
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     return int(re.findall(r"Collected : (\d+)", done.stderr)[-1])
 
 
@@ -647,12 +644,13 @@ def counted() -> tuple[Counts, tuple[int, int]] | None:
 def counted_in(cache: str) -> Counts:
     """Instructions per dispatch, hookreg's and the limit's, for every style and hook count of the targets."""
     reps = 2000
-    idle = instructions(cache, "-c", COUNTED_DISPATCH)
+    script = ("-c", COUNTED_DISPATCH, str(Path(__file__).parent))
+    idle = instructions(cache, *script)
     counts: Counts = {}
     for style in TARGET_STYLES:
         for count in map(str, HOOK_COUNTS):
             ours, theirs = (
-                (instructions(cache, "-c", COUNTED_DISPATCH, style, count, str(reps), who) - idle) // reps
+                (instructions(cache, *script, style, count, str(reps), who) - idle) // reps
                 for who in ("hookreg", "limit")
             )
             counts[style, count] = ours, theirs
