@@ -746,7 +746,7 @@ WHY = """
   (`limit_notify_checked`, the table under the dispatch table) is
   1.07-1.10x the limit at 50 hooks, and hookreg now runs below it. The
   flag itself is one attribute test per dispatch with hooks (about 30
-  instructions: 1.46x to 1.48x counted at one hook). With one hook, the
+  instructions, 1.5% of a one-hook dispatch). With one hook, the
   fixed cost of a dispatch (a method call, the point's plan, the context
   check) is what separates hookreg from the limit. Iterating `plan.fns`
   without first testing it would save 24 instructions with hooks and cost
