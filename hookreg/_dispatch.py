@@ -45,9 +45,11 @@ __all__ = [
 
 # The inline loops below are the hot path: while every hook passes, nothing else
 # runs. `is not None` (transforms, observers) is one instruction less per hook
-# than comparing with a loaded pass value; iterating an empty tuple costs more
-# than testing it first. The loops are written out per style rather than shared,
-# because a shared one would cost a call or a test per hook.
+# than comparing with a loaded pass value. Iterating a tuple allocates an
+# iterator, which costs more than testing the tuple first: so the first hook is
+# called by itself (`plan.first`, ``None`` with no hook), and the rest are
+# iterated only when there are some. The loops are written out per style rather
+# than shared, because a shared one would cost a call or a test per hook.
 
 
 @calls_hooks
@@ -59,16 +61,20 @@ def decide(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
         self._misdirected(point, HookStyle.DECIDE, "decide")
     if ctx.__class__ is not plan.ctx_type:
         return plan.runners.run(ctx)
-    fns = plan.fns
-    if fns:
+    fn = plan.first
+    if fn is not None:
         passed = plan.passed
         try:
-            for fn in fns:
-                result = fn(ctx)
-                if result is not passed:
-                    break
-            else:
-                return plan.done
+            result = fn(ctx)
+            if result is passed:
+                if not plan.rest:
+                    return plan.done
+                for fn in plan.rest:
+                    result = fn(ctx)
+                    if result is not passed:
+                        break
+                else:
+                    return plan.done
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
             return plan.runners.resume(ctx, fn, (RAISED, exc))
         return plan.runners.resume(ctx, fn, (OK, result))
@@ -89,16 +95,20 @@ async def adecide(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
         # A plan holding an async hook never runs inline: its runners await it.
         arun = plan.runners.arun
         return plan.runners.run(ctx) if arun is None else await arun(ctx)
-    fns = plan.fns
-    if fns:
+    fn = plan.first
+    if fn is not None:
         passed = plan.passed
         try:
-            for fn in fns:
-                result = fn(ctx)
-                if result is not passed:
-                    break
-            else:
-                return plan.done
+            result = fn(ctx)
+            if result is passed:
+                if not plan.rest:
+                    return plan.done
+                for fn in plan.rest:
+                    result = fn(ctx)
+                    if result is not passed:
+                        break
+                else:
+                    return plan.done
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
             return plan.runners.resume(ctx, fn, (RAISED, exc))
         return plan.runners.resume(ctx, fn, (OK, result))
@@ -114,15 +124,19 @@ def transform(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
         self._misdirected(point, HookStyle.TRANSFORM, "transform")
     if ctx.__class__ is not plan.ctx_type:
         return plan.runners.run(ctx)
-    fns = plan.fns
-    if fns:
+    fn = plan.first
+    if fn is not None:
         try:
-            for fn in fns:
-                result = fn(ctx)
-                if result is not None:
-                    break
-            else:
-                return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
+            result = fn(ctx)
+            if result is None:
+                if not plan.rest:
+                    return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
+                for fn in plan.rest:
+                    result = fn(ctx)
+                    if result is not None:
+                        break
+                else:
+                    return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
             return plan.runners.resume(ctx, fn, (RAISED, exc))
         return plan.runners.resume(ctx, fn, (OK, result))
@@ -142,15 +156,19 @@ async def atransform(self: RegistryCore, point: HookPoint, ctx: object, /) -> An
     if ctx.__class__ is not plan.ctx_type:
         arun = plan.runners.arun
         return plan.runners.run(ctx) if arun is None else await arun(ctx)
-    fns = plan.fns
-    if fns:
+    fn = plan.first
+    if fn is not None:
         try:
-            for fn in fns:
-                result = fn(ctx)
-                if result is not None:
-                    break
-            else:
-                return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
+            result = fn(ctx)
+            if result is None:
+                if not plan.rest:
+                    return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
+                for fn in plan.rest:
+                    result = fn(ctx)
+                    if result is not None:
+                        break
+                else:
+                    return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
             return plan.runners.resume(ctx, fn, (RAISED, exc))
         return plan.runners.resume(ctx, fn, (OK, result))
@@ -158,7 +176,7 @@ async def atransform(self: RegistryCore, point: HookPoint, ctx: object, /) -> An
 
 
 @calls_hooks
-def notify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
+def notify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:  # noqa: PLR0911 -- one exit per path of the loop
     """Call every observer of `point`, in order."""
     try:
         plan = self._notify[point]
@@ -166,19 +184,25 @@ def notify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
         self._misdirected(point, HookStyle.OBSERVE, "notify")
     if ctx.__class__ is not plan.ctx_type:
         return plan.runners.run(ctx)
-    fns = plan.fns
-    if fns:
+    fn = plan.first
+    if fn is not None:
         try:
             if plan.unchecked:  # every hook's code returns only None: nothing to test
-                for fn in fns:
-                    fn(ctx)
+                fn(ctx)
+                if plan.rest:
+                    for fn in plan.rest:
+                        fn(ctx)
                 return None
-            for fn in fns:
-                result = fn(ctx)
-                if result is not None:
-                    break
-            else:
-                return None
+            result = fn(ctx)
+            if result is None:
+                if not plan.rest:
+                    return None
+                for fn in plan.rest:
+                    result = fn(ctx)
+                    if result is not None:
+                        break
+                else:
+                    return None
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
             return plan.runners.resume(ctx, fn, (RAISED, exc))
         return plan.runners.resume(ctx, fn, (OK, result))
@@ -186,7 +210,7 @@ def notify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
 
 
 @calls_hooks
-async def anotify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
+async def anotify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:  # noqa: PLR0911 -- one exit per path of the loop
     """Call every observer of `point`, in order.
 
     Async hooks are awaited, with their timeouts; sync hooks are called inline.
@@ -198,19 +222,25 @@ async def anotify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
     if ctx.__class__ is not plan.ctx_type:
         arun = plan.runners.arun
         return plan.runners.run(ctx) if arun is None else await arun(ctx)
-    fns = plan.fns
-    if fns:
+    fn = plan.first
+    if fn is not None:
         try:
             if plan.unchecked:  # every hook's code returns only None: nothing to test
-                for fn in fns:
-                    fn(ctx)
+                fn(ctx)
+                if plan.rest:
+                    for fn in plan.rest:
+                        fn(ctx)
                 return None
-            for fn in fns:
-                result = fn(ctx)
-                if result is not None:
-                    break
-            else:
-                return None
+            result = fn(ctx)
+            if result is None:
+                if not plan.rest:
+                    return None
+                for fn in plan.rest:
+                    result = fn(ctx)
+                    if result is not None:
+                        break
+                else:
+                    return None
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
             return plan.runners.resume(ctx, fn, (RAISED, exc))
         return plan.runners.resume(ctx, fn, (OK, result))

@@ -86,7 +86,7 @@ def test_the_inline_plan_is_back_when_the_last_trace_closes() -> None:
             assert registry._decide[GATE].ctx_type is not PreToolCallDecideContext
         assert registry._decide[GATE].ctx_type is not PreToolCallDecideContext
     assert registry._decide[GATE].ctx_type is PreToolCallDecideContext
-    assert registry._decide[GATE].fns == inline.fns
+    assert (registry._decide[GATE].first, registry._decide[GATE].rest) == (inline.first, inline.rest)
     assert not registry._wrappers
 
 
