@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import dis
+# inspect (which imports ast and dis: a third of `import hookreg`) and dis are imported where
+# they are used, on first use; opcode holds the tables dis re-exports.
 import functools
-import inspect
 import itertools
+import opcode
 import re
 import types
 import warnings
@@ -197,6 +198,8 @@ class Registration:
 
 def wrong_return(spec: PointSpec, reg: Registration, value: object) -> HookReturnError:
     """Build the error for hook `reg` returning `value`, which its point `spec` does not accept."""
+    import inspect  # noqa: PLC0415 -- on first use, see the imports
+
     hint = "Return one of the expected values."
     if inspect.isawaitable(value):
         if inspect.iscoroutine(value):
@@ -268,6 +271,8 @@ def label(fn: object) -> str:
 
 
 def is_async(fn: object) -> bool:
+    import inspect  # noqa: PLC0415 -- on first use, see the imports
+
     while isinstance(fn, functools.partial):
         fn = fn.func
     if inspect.iscoroutinefunction(fn):
@@ -279,13 +284,15 @@ def is_async(fn: object) -> bool:
 
 # How far back each return instruction loads what it returns: RETURN_CONST (Python 3.12, 3.13) is its own load.
 _RETURNS: Final = {
-    dis.opmap[name]: back for name, back in (("RETURN_VALUE", 2), ("RETURN_CONST", 0)) if name in dis.opmap
+    opcode.opmap[name]: back for name, back in (("RETURN_VALUE", 2), ("RETURN_CONST", 0)) if name in opcode.opmap
 }
-_LOADS_CONST: Final = (dis.opmap["LOAD_CONST"], dis.opmap.get("RETURN_CONST", -1))
-_JUMPS: Final = frozenset(dis.hasjrel + dis.hasjabs)
-_YIELDS: Final = (
-    inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR
-)
+_LOADS_CONST: Final = (opcode.opmap["LOAD_CONST"], opcode.opmap.get("RETURN_CONST", -1))
+_EXTENDED_ARG: Final = opcode.opmap["EXTENDED_ARG"]
+_JUMPS: Final = frozenset(opcode.hasjrel + opcode.hasjabs)
+# Code object flags, as inspect names them (CO_VARARGS; CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE,
+# CO_ASYNC_GENERATOR), written out so that `import hookreg` does not import inspect (a test holds them equal).
+CO_VARARGS: Final = 0x4
+CO_YIELDS: Final = 0x20 | 0x80 | 0x100 | 0x200
 
 
 def returns_only_none(fn: object) -> bool:
@@ -306,7 +313,7 @@ def returns_only_none(fn: object) -> bool:
     if type(fn) is not types.FunctionType:
         return False
     code = fn.__code__
-    if code.co_flags & _YIELDS:
+    if code.co_flags & CO_YIELDS:
         return False
     raw, consts = code.co_code, code.co_consts  # (opcode, argument) pairs; inline caches are zeros
     landings: list[int] = []  # where no jump may land: after a returned None is loaded, up to its return
@@ -324,14 +331,21 @@ def returns_only_none(fn: object) -> bool:
         return True
     if code.co_exceptiontable:  # a handler could land there too: a try or with block is not read further
         return False
-    # dis.findlabels costs 10-30 us on Python 3.11, so only a function with jumps pays it (typeshed types
-    # its argument as a code object; it takes the code's bytes).
-    return not jumps or set(landings).isdisjoint(dis.findlabels(raw))  # type: ignore[arg-type]
+    # dis.findlabels costs 10-30 us on Python 3.11, so only a function with jumps pays it.
+    return not jumps or _lands_nowhere(raw, landings)
+
+
+def _lands_nowhere(raw: bytes, offsets: list[int]) -> bool:
+    """Whether no jump in the bytecode `raw` lands on any of `offsets`."""
+    import dis  # noqa: PLC0415 -- on first use, see the imports
+
+    # typeshed types findlabels' argument as a code object; it takes the code's bytes.
+    return set(offsets).isdisjoint(dis.findlabels(raw))  # type: ignore[arg-type]
 
 
 def _loads_none(raw: bytes, consts: tuple[object, ...], at: int) -> bool:
     """Whether the instruction at offset `at` of `raw` loads (or returns) the constant ``None``."""
-    if at < 0 or raw[at] not in _LOADS_CONST or (at >= 2 and raw[at - 2] == dis.EXTENDED_ARG):
+    if at < 0 or raw[at] not in _LOADS_CONST or (at >= 2 and raw[at - 2] == _EXTENDED_ARG):
         return False
     return consts[raw[at + 1]] is None
 
@@ -350,8 +364,10 @@ def _takes_one_argument(fn: Callable[..., object]) -> bool:
         # The common case, read off the code object: inspect.signature costs ~15 us.
         code = fn.__code__
         required = code.co_argcount - len(fn.__defaults__ or ())
-        accepts = code.co_argcount >= 1 or bool(code.co_flags & inspect.CO_VARARGS)
+        accepts = code.co_argcount >= 1 or bool(code.co_flags & CO_VARARGS)
         return required <= 1 and accepts and code.co_kwonlyargcount == len(fn.__kwdefaults__ or ())
+    import inspect  # noqa: PLC0415 -- on first use, see the imports
+
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -412,6 +428,13 @@ def predecessor(hooks: list[Registration], fn: object, name: str | None, stackle
     return next((r for r in hooks if r._rerun_key == key), None)  # noqa: SLF001 -- own class
 
 
+def signature_of(fn: Callable[..., object]) -> str:
+    """`fn`'s signature as messages show it."""
+    import inspect  # noqa: PLC0415 -- on first use, see the imports
+
+    return str(inspect.signature(fn))
+
+
 def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each with its message
     owner: Owner,
     point: HookPoint,
@@ -436,7 +459,7 @@ def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each w
     if not _takes_one_argument(fn):
         msg = (
             f"Cannot {what}: it must accept exactly one positional argument, the "
-            f"{point.context.__name__}, but its signature is {inspect.signature(fn)}. "
+            f"{point.context.__name__}, but its signature is {signature_of(fn)}. "
             "Read what you need from that one context."
         )
         raise HookSignatureError(msg, point=point, callback=fn)
@@ -466,7 +489,7 @@ def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each w
     if async_path is not None and async_path is not fn and not _takes_one_argument(async_path):
         msg = (
             f"Cannot {what}: its async path `acall` must accept exactly one positional argument, the "
-            f"{point.context.__name__}, but its signature is {inspect.signature(async_path)}."
+            f"{point.context.__name__}, but its signature is {signature_of(async_path)}."
         )
         raise HookSignatureError(msg, point=point, callback=fn)
     if timeout is not None:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
 from hookreg import HookPoint, HookRegistry, PostTurnContext
-from hookreg._registration import returns_only_none
+from hookreg._registration import CO_VARARGS, CO_YIELDS, returns_only_none
 
 POINT: Final = HookPoint.POST_TURN
 
@@ -95,6 +95,16 @@ def test_only_functions_and_their_bound_methods_are_read() -> None:
     assert not returns_only_none(functools.partial(note))
     assert not returns_only_none(print)
     assert not returns_only_none(Watcher)
+
+
+def test_the_code_flags_written_out_are_the_ones_inspect_names() -> None:
+    """hookreg writes the code flags out (`import hookreg` does not import inspect); they must be inspect's."""
+    import inspect
+
+    assert CO_VARARGS == inspect.CO_VARARGS
+    assert CO_YIELDS == (
+        inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR
+    )
 
 
 def test_a_try_block_is_proven_where_python_returns_none_in_one_instruction() -> None:

@@ -743,3 +743,18 @@ def test_a_scratchpad_takes_its_lock_from_the_thread_module_when_built(monkeypat
     monkeypatch.setattr(_thread, "RLock", patched)
     pad = Scratchpad()
     assert made == [pad._lock]
+
+
+@pytest.mark.parametrize("cls", [TurnAction, InvalidToolCallAction])
+def test_an_action_accepts_exactly_the_kinds_its_annotation_declares(cls: type[Any]) -> None:
+    """The kinds are read off the annotation's text at import; evaluated, the annotation names the same ones."""
+    declared = typing.get_args(typing.get_type_hints(cls)["kind"])
+    assert len(declared) >= 3
+    for kind in declared:
+        try:
+            cls(kind=kind)
+        except HookTypeError as exc:  # a kind that needs a text asks for it; the kind itself is accepted
+            assert f"kind={kind!r} and no" in str(exc)  # noqa: PT017 -- one kind of several raises
+    bad = "".join(declared)
+    with pytest.raises(HookValueError, match=re.escape(f"Use one of {declared}")):
+        cls(kind=bad)
