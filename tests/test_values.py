@@ -655,9 +655,12 @@ def test_import_and_dispatch_do_not_load_dataclasses_which_loads_when_asked_for(
     written, ``compare=False`` included.
     """
     probe = (
-        "import sys, hookreg\n"
+        # Registration imports inspect on first use, which itself imports weakref on Python 3.13: not ours.
+        "import sys, inspect\n"
+        "theirs = set(sys.modules)\n"
+        "import hookreg\n"
         "from hookreg import HookPoint, HookRegistry, HookResult, PreToolCallDecideContext, RequestPatch, RunContext\n"
-        "loaded = lambda: sorted({'dataclasses', 'copy', 'weakref'} & set(sys.modules))\n"
+        "loaded = lambda: sorted({'dataclasses', 'copy', 'weakref'} & set(sys.modules) - theirs)\n"
         "print(loaded())\n"
         "registry = HookRegistry()\n"
         "registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult.deny('no'))\n"
