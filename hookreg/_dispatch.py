@@ -17,6 +17,7 @@ need on first use.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from hookreg._context import PermissionDeniedContext, PreToolCallDecideContext
@@ -40,8 +41,22 @@ __all__ = [
     "decide",
     "notify",
     "resolve_tool_call",
+    "resolving",
     "transform",
 ]
+
+_RESOLVING: ContextVar[object | None] = ContextVar("hookreg_resolving", default=None)
+
+
+def resolving() -> object | None:
+    """A token unique to the `resolve_tool_call` the caller runs inside; ``None`` outside one.
+
+    It lets a hook hand what its ``transform_tool_input`` step learned to its
+    gate in the very same resolve, and never to another call, whatever ids the
+    calls share (hookreg.external keeps its command hooks' answers this way).
+    """
+    return _RESOLVING.get()
+
 
 # The inline loops below are the hot path: while every hook passes, nothing else
 # runs. `is not None` (transforms, observers) is one instruction less per hook
@@ -265,33 +280,41 @@ def resolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> T
         hook = next((r for r in reg if r.is_async), None)
         if hook is not None:
             raise async_refusal(point, hook, "aresolve_tool_call")
-    args = transform(self, HookPoint.TRANSFORM_TOOL_INPUT, ctx)
-    gate_ctx = _gate_context(ctx, args)
-    denied = None
+    token = _RESOLVING.set(object())
     try:
-        result = decide(self, HookPoint.PRE_TOOL_CALL_DECIDE, gate_ctx)
-        if result.decision is Decision.DENY:
-            denied = _denied_context(gate_ctx, result)
-            notify(self, HookPoint.PERMISSION_DENIED, denied)
-    except StopRun as stop:
-        _salvage(stop, ctx, args, gate_ctx, denied)
-        raise
+        args = transform(self, HookPoint.TRANSFORM_TOOL_INPUT, ctx)
+        gate_ctx = _gate_context(ctx, args)
+        denied = None
+        try:
+            result = decide(self, HookPoint.PRE_TOOL_CALL_DECIDE, gate_ctx)
+            if result.decision is Decision.DENY:
+                denied = _denied_context(gate_ctx, result)
+                notify(self, HookPoint.PERMISSION_DENIED, denied)
+        except StopRun as stop:
+            _salvage(stop, ctx, args, gate_ctx, denied)
+            raise
+    finally:
+        _RESOLVING.reset(token)
     return ToolCallResolution(args=args, result=result, rewritten=args is not ctx.args)
 
 
 async def aresolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
     """The async twin of `resolve_tool_call`: awaits async hooks, calls sync ones inline."""
-    args = await atransform(self, HookPoint.TRANSFORM_TOOL_INPUT, ctx)
-    gate_ctx = _gate_context(ctx, args)
-    denied = None
+    token = _RESOLVING.set(object())
     try:
-        result = await adecide(self, HookPoint.PRE_TOOL_CALL_DECIDE, gate_ctx)
-        if result.decision is Decision.DENY:
-            denied = _denied_context(gate_ctx, result)
-            await anotify(self, HookPoint.PERMISSION_DENIED, denied)
-    except StopRun as stop:
-        _salvage(stop, ctx, args, gate_ctx, denied)
-        raise
+        args = await atransform(self, HookPoint.TRANSFORM_TOOL_INPUT, ctx)
+        gate_ctx = _gate_context(ctx, args)
+        denied = None
+        try:
+            result = await adecide(self, HookPoint.PRE_TOOL_CALL_DECIDE, gate_ctx)
+            if result.decision is Decision.DENY:
+                denied = _denied_context(gate_ctx, result)
+                await anotify(self, HookPoint.PERMISSION_DENIED, denied)
+        except StopRun as stop:
+            _salvage(stop, ctx, args, gate_ctx, denied)
+            raise
+    finally:
+        _RESOLVING.reset(token)
     return ToolCallResolution(args=args, result=result, rewritten=args is not ctx.args)
 
 

@@ -57,23 +57,20 @@ this module:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import itertools
 import json
 import os
 import re
 import shlex
-import signal
-import subprocess
 import threading
-import urllib.error
-import urllib.request
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, final
 
+from hookreg import _commands
+from hookreg._commands import Failure, Ran
 from hookreg._errors import HookTypeError, HookValueError, StopRun
 from hookreg._log import log
 from hookreg._points import HookPoint, HookStyle
@@ -128,7 +125,6 @@ _SKIPPED_TYPES: Final = ("prompt", "agent", "mcp_tool")
 _PLAIN_MATCHER: Final = re.compile(r"[A-Za-z0-9_\-, |]+")
 _RECURSIVE_MATCHER: Final = re.compile(r"([^()]+)\(([^()]+)\)")
 _FIRST_ARGS: Final = ("command", "path", "goal", "input")
-_ENV_REFERENCE: Final = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 _NON_TOOL_MATCH_VALUES: Final = {"SessionStart": "startup", "PreCompact": "auto"}
 _GATE_POINTS: Final = frozenset(
     {_P.PRE_TOOL_CALL_DECIDE, _P.TRANSFORM_TOOL_INPUT, _P.USER_PROMPT_SUBMIT, _P.ON_INTERACTION}
@@ -476,23 +472,6 @@ def _combine(answers: Sequence[_Answer]) -> _Answer:
     return _Answer(decision, reason, updated, stop)
 
 
-class _Failure(Exception):  # noqa: N818 -- internal: never escapes this module
-    """An entry failed: hookreg's description (never the hook's output) and the failure's kind."""
-
-    def __init__(self, why: str, kind: str) -> None:
-        super().__init__(why)
-        self.why = why
-        self.kind = kind
-
-
-@final
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Ran:
-    code: int
-    stdout: str
-    stderr: str
-
-
 def _json_object(stdout: str) -> Mapping[str, object] | None:
     """Stdout's JSON object; ``None`` for plain text. Text starting with ``{`` or ``[`` must be one."""
     text = stdout.strip()
@@ -501,16 +480,16 @@ def _json_object(stdout: str) -> Mapping[str, object] | None:
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
-        raise _Failure("printed invalid JSON on stdout", "JSONDecodeError") from None
+        raise Failure("printed invalid JSON on stdout", "JSONDecodeError") from None
     if not isinstance(data, Mapping):
-        raise _Failure("printed JSON that is not an object", "ValueError")
+        raise Failure("printed JSON that is not an object", "ValueError")
     return data
 
 
 def _field(data: Mapping[str, object], key: str, kind: type, default: Any = None) -> Any:
     value = data.get(key, default)
     if value is not default and not isinstance(value, kind):
-        raise _Failure(f"answered {key!r} with a {type(value).__name__}", "ValueError")
+        raise Failure(f"answered {key!r} with a {type(value).__name__}", "ValueError")
     return value
 
 
@@ -519,7 +498,7 @@ def _choice(data: Mapping[str, object], key: str, choices: Mapping[str, Decision
     if value is None:
         return None
     if not isinstance(value, str) or value not in choices:
-        raise _Failure(f"answered {key!r} with a value that is not one of {sorted(choices)}", "ValueError")
+        raise Failure(f"answered {key!r} with a value that is not one of {sorted(choices)}", "ValueError")
     return choices[value]
 
 
@@ -530,11 +509,11 @@ _ACTION: Final = {"continue": None, "skip": Decision.DENY, "error": Decision.DEN
 _RECURSIVE_PERMISSION: Final = {"allow": Decision.ALLOW, "deny": Decision.DENY, "passthrough": None}
 
 
-def _claude_answer(entry: _Entry, ran: _Ran) -> _Answer:
+def _claude_answer(entry: _Entry, ran: Ran) -> _Answer:
     if ran.code == 2:
         return _Answer(Decision.DENY, ran.stderr.strip() or f"blocked by hook {entry.name}")
     if ran.code != 0:
-        raise _Failure(f"exited with status {ran.code}", "ExitStatus")
+        raise Failure(f"exited with status {ran.code}", "ExitStatus")
     data = _json_object(ran.stdout)
     if data is None:
         return _NO_ANSWER
@@ -554,11 +533,11 @@ def _claude_answer(entry: _Entry, ran: _Ran) -> _Answer:
     return _combine(answers)
 
 
-def _recursive_answer(entry: _Entry, ran: _Ran) -> _Answer:
+def _recursive_answer(entry: _Entry, ran: Ran) -> _Answer:
     if ran.code != 0:
         if entry.rewake and ran.code == 2:
             return _Answer(stop=f"hook {entry.name} asked to stop the run")
-        raise _Failure(f"exited with status {ran.code}", "ExitStatus")
+        raise Failure(f"exited with status {ran.code}", "ExitStatus")
     data = _json_object(ran.stdout)
     if data is None:
         return _NO_ANSWER
@@ -624,99 +603,6 @@ def _recursive_payload(event: str, point: HookPoint, ctx: Any) -> dict[str, obje
     if hasattr(ctx, "error"):
         payload["error"] = _describe(ctx.error)
     return payload
-
-
-# --- running an entry ---------------------------------------------------------------------
-
-
-def _kill(pid: int) -> None:
-    """Kill the hook's whole process group: a shell's children too, so no pipe stays open."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-def _environment(project_dir: str | None) -> dict[str, str] | None:
-    return None if project_dir is None else {**os.environ, "CLAUDE_PROJECT_DIR": project_dir}
-
-
-def _run_process(entry: _Entry, body: bytes, project_dir: str | None) -> _Ran:
-    """The sync path: ``subprocess``; past its timeout the process group is killed."""
-    try:
-        process = subprocess.Popen(
-            entry.command if entry.command is not None else entry.argv,  # type: ignore[arg-type]  # one is set
-            shell=entry.command is not None,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=_environment(project_dir),
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise _Failure("could not be started", type(exc).__name__) from None
-    with process:
-        try:
-            out, err = process.communicate(body, timeout=entry.timeout)
-        except BaseException:
-            _kill(process.pid)
-            process.communicate()
-            raise
-    return _Ran(process.returncode, out.decode(errors="replace"), err.decode(errors="replace"))
-
-
-async def _arun_process(entry: _Entry, body: bytes, project_dir: str | None) -> _Ran:
-    """The async path: an asyncio subprocess; past its timeout (or on cancellation) the group is killed."""
-    options: dict[str, Any] = {
-        "stdin": subprocess.PIPE,
-        "stdout": subprocess.PIPE,
-        "stderr": subprocess.PIPE,
-        "env": _environment(project_dir),
-        "start_new_session": True,
-    }
-    try:
-        if entry.command is not None:
-            process = await asyncio.create_subprocess_shell(entry.command, **options)
-        else:
-            process = await asyncio.create_subprocess_exec(*entry.argv or (), **options)
-    except OSError as exc:
-        raise _Failure("could not be started", type(exc).__name__) from None
-    try:
-        out, err = await asyncio.wait_for(process.communicate(body), entry.timeout)
-    except BaseException:
-        _kill(process.pid)
-        await asyncio.shield(process.wait())
-        raise
-    return _Ran(process.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace"))
-
-
-def _expand(value: str, allowed: frozenset[str]) -> str:
-    """``$VAR`` / ``${VAR}`` from the environment when listed in ``allowedEnvVars``; any other becomes empty."""
-
-    def one(match: re.Match[str]) -> str:
-        name = match.group(1) or match.group(2)
-        return os.environ.get(name, "") if name in allowed else ""
-
-    return _ENV_REFERENCE.sub(one, value)
-
-
-def _post(entry: _Entry, body: bytes) -> _Ran:
-    """An HTTP hook: POST the JSON; a 2xx body is read as a command's stdout."""
-    headers = {name: _expand(value, entry.allowed_env) for name, value in entry.headers.items()}
-    request = urllib.request.Request(
-        str(entry.url), data=body, method="POST", headers={"Content-Type": "application/json", **headers}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=entry.timeout) as response:
-            status, text = response.status, response.read().decode(errors="replace")
-    except urllib.error.HTTPError as exc:
-        exc.close()
-        raise _Failure(f"answered HTTP status {exc.code}", "HTTPError") from None
-    except TimeoutError:
-        raise _Failure("timed out", "TimeoutError") from None
-    except (urllib.error.URLError, OSError) as exc:
-        raise _Failure("could not be reached", type(exc).__name__) from None
-    if not 200 <= status < 300:
-        raise _Failure(f"answered HTTP status {status}", "HTTPError")
-    return _Ran(0, text, "")
 
 
 # --- one hook per event and point -----------------------------------------------------------
@@ -833,38 +719,37 @@ class _EventHook:
                 threading.Thread(target=self._background, args=(entry, body), daemon=True).start()
         return body, [entry for entry in chosen if not entry.background]
 
-    def _run(self, entry: _Entry, body: bytes) -> _Ran:
+    def _run(self, entry: _Entry, body: bytes) -> Ran:
         if entry.url is not None:
-            return _post(entry, body)
-        try:
-            return _run_process(entry, body, self._project_dir)
-        except subprocess.TimeoutExpired:
-            raise _Failure("timed out", "TimeoutError") from None
+            return _commands.post(self._post(entry), body)
+        return _commands.run(self._launch(entry), body)
 
     async def _aoutcome(self, entry: _Entry, body: bytes) -> _Answer:
-        async def run() -> _Ran:
-            if entry.url is not None:
-                try:
-                    return await asyncio.wait_for(asyncio.to_thread(_post, entry, body), entry.timeout)
-                except TimeoutError:
-                    raise _Failure("timed out", "TimeoutError") from None
-            try:
-                return await _arun_process(entry, body, self._project_dir)
-            except TimeoutError:
-                raise _Failure("timed out", "TimeoutError") from None
-
         try:
-            return self._interpret(entry, await run())
-        except _Failure as failure:
+            if entry.url is not None:
+                ran = await _commands.apost(self._post(entry), body)
+            else:
+                ran = await _commands.arun(self._launch(entry), body)
+            return self._interpret(entry, ran)
+        except Failure as failure:
             return self._failed(entry, failure)
+
+    def _launch(self, entry: _Entry) -> _commands.Launch:
+        env = {} if self._project_dir is None else {"CLAUDE_PROJECT_DIR": self._project_dir}
+        return _commands.Launch(entry.command, entry.argv, entry.timeout, env)
+
+    @staticmethod
+    def _post(entry: _Entry) -> _commands.Post:
+        headers = {name: _commands.expand(value, entry.allowed_env) for name, value in entry.headers.items()}
+        return _commands.Post(str(entry.url), headers, entry.timeout)
 
     def _outcome(self, entry: _Entry, body: bytes) -> _Answer:
         try:
             return self._interpret(entry, self._run(entry, body))
-        except _Failure as failure:
+        except Failure as failure:
             return self._failed(entry, failure)
 
-    def _interpret(self, entry: _Entry, ran: _Ran) -> _Answer:
+    def _interpret(self, entry: _Entry, ran: Ran) -> _Answer:
         return _claude_answer(entry, ran) if self._dialect == "claude" else _recursive_answer(entry, ran)
 
     def _background(self, entry: _Entry, body: bytes) -> None:
@@ -874,7 +759,7 @@ class _EventHook:
             with self._state.lock:
                 self._state.pending_stop = answer.stop
 
-    def _failed(self, entry: _Entry, failure: _Failure) -> _Answer:
+    def _failed(self, entry: _Entry, failure: Failure) -> _Answer:
         """Log a failed entry (by name, never its output) and turn it into its answer."""
         point = self._point.value
         closes = self._point in _GATE_POINTS and not entry.fail_open and not entry.background

@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("hookreg._dispatch",),
     ("hookreg._surface",),
     ("hookreg._lifecycle",),
+    ("hookreg._commands",),
     ("hookreg.external",),
     ("hookreg.otel",),
     ("hookreg",),
