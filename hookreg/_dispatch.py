@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast, final
 
 from hookreg._context import PermissionDeniedContext, PreToolCallDecideContext
 from hookreg._errors import HookTypeError, StopRun
@@ -44,6 +44,15 @@ __all__ = [
     "resolving",
     "transform",
 ]
+
+
+
+@final
+class _Resolve:
+    """The token of one resolve: nothing but its identity (weakly referable, so what is kept by it can be pruned)."""
+
+    __slots__ = ("__weakref__",)
+
 
 _RESOLVING: ContextVar[object | None] = ContextVar("hookreg_resolving", default=None)
 
@@ -280,7 +289,7 @@ def resolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> T
         hook = next((r for r in reg if r.is_async), None)
         if hook is not None:
             raise async_refusal(point, hook, "aresolve_tool_call")
-    token = _RESOLVING.set(object())
+    token = _RESOLVING.set(_Resolve())
     try:
         args = transform(self, HookPoint.TRANSFORM_TOOL_INPUT, ctx)
         gate_ctx = _gate_context(ctx, args)
@@ -300,7 +309,7 @@ def resolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> T
 
 async def aresolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
     """The async twin of `resolve_tool_call`: awaits async hooks, calls sync ones inline."""
-    token = _RESOLVING.set(object())
+    token = _RESOLVING.set(_Resolve())
     try:
         args = await atransform(self, HookPoint.TRANSFORM_TOOL_INPUT, ctx)
         gate_ctx = _gate_context(ctx, args)

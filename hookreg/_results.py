@@ -13,6 +13,7 @@ from hookreg._errors import HookTypeError, HookValueError
 from hookreg._log import log
 
 __all__ = [
+    "NO_ANSWER",
     "VALUE_CLASS",
     "Decision",
     "FinishReason",
@@ -373,6 +374,11 @@ def _as_decision(value: object) -> Decision:
 
 
 HookResult._ALLOW = HookResult(decision=Decision.ALLOW)  # noqa: SLF001 -- own class
+
+NO_ANSWER: Final = HookResult(decision=Decision.ALLOW, reason="no answer")
+"""What a gate returns to count as not having run (`hookreg.external` at ``on_interaction``): never a decision.
+
+Private to hookreg: a question that only such hooks (and failed, ignored ones) saw is unanswered, so denied."""
 
 
 _Schema = tuple[tuple[str, ...], tuple[tuple[str, bool], ...], Mapping[str, str]]

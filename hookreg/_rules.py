@@ -23,7 +23,15 @@ from hookreg._errors import HookReturnError, HookTypeError, StopRun
 from hookreg._log import log
 from hookreg._points import HookPoint, HookStyle, PointSpec
 from hookreg._registration import filtered_out, wrong_return
-from hookreg._results import Decision, HookResult, InvalidToolCallAction, ReadOnlyDict, TurnAction, replace
+from hookreg._results import (
+    NO_ANSWER,
+    Decision,
+    HookResult,
+    InvalidToolCallAction,
+    ReadOnlyDict,
+    TurnAction,
+    replace,
+)
 
 if TYPE_CHECKING:
     from hookreg._registration import Registration
@@ -247,8 +255,8 @@ def _decide_steps(
         else:
             status, value = yield reg, ctx
         if status == OK:
-            if value is spec.passed:
-                ran = True
+            if value is spec.passed or value is NO_ANSWER:
+                ran = ran or value is spec.passed  # NO_ANSWER: as a failed, ignored hook, it has not run
                 continue
             try:
                 decides, value = _read_decision(spec, reg, value)

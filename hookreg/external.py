@@ -38,12 +38,17 @@ this module:
 - **Plain text on stdout** (not starting with ``{`` or ``[``) is ignored, as
   in Claude Code.
 - **PermissionRequest** runs at ``on_interaction``, where a context carries no
-  tool arguments: ``tool_input`` is ``{}``. When no entry decides (none
-  matched, none answered, or a failure was let through), the hook passes if
-  another ``on_interaction`` hook of the registry it was loaded into will run
-  for this question (a human, say), so that one decides; else it denies, as
-  hookreg does for a question nobody answered. (hookreg has no "abstain"
-  answer: an ``on_interaction`` allow is an approval.)
+  tool arguments: ``tool_input`` is ``{}``. Only ``decision.behavior:
+  "allow"`` approves. When no entry decides (none matched, none answered, or a
+  failure was let through) the hook counts as not having run, as a failed and
+  ignored hook does: another ``on_interaction`` hook's answer decides, and a
+  question that only such hooks saw is denied.
+- **The kept answer.** At ``PreToolUse`` the transform runs the commands and
+  keeps their answer in ``ctx.run.turn_scratchpad`` for the gate of the very
+  same ``resolve_tool_call`` (a token private to it, never the call id alone),
+  with the canonical JSON of the arguments the commands judged; the gate uses
+  it only when its own arguments read the same, else it runs the commands on
+  the arguments that will execute.
 - **Matchers of non-tool events** are honoured for ``SessionStart`` (source
   ``"startup"``) and ``PreCompact`` (trigger ``"auto"``); the others match all.
 - **HTTP hooks** expand ``$VAR`` and ``${VAR}`` in header values from
@@ -71,15 +76,15 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 from hookreg import _commands
 from hookreg._commands import Failure, Ran
+from hookreg._dispatch import resolving
 from hookreg._errors import HookTypeError, HookValueError, StopRun
 from hookreg._log import log
 from hookreg._points import HookPoint, HookStyle
-from hookreg._registration import filtered_out as _filtered_out
-from hookreg._results import Decision, HookResult
+from hookreg._results import NO_ANSWER, Decision, HookResult
 from hookreg._surface import HookRegistry, HookReturn
 
 if TYPE_CHECKING:
-    from hookreg._context import RunContext, Scratchpad
+    from hookreg._context import RunContext
     from hookreg._registration import Inclusion
 
 __all__ = ["Format", "load_hooks_config"]
@@ -179,7 +184,7 @@ def load_hooks_config(  # noqa: PLR0913 -- the documented options
     loader = _Loader(dialect, strict=strict, fail_closed=fail_closed)
     events = loader.claude(data) if dialect == "claude" else loader.recursive(data)
     own = HookRegistry()
-    state = _State(registry)
+    state = _State()
     for event, points, entries in events:
         for point in points:
             hook = _EventHook(state, dialect, event, point, entries, folder, kept=points == _GATE)
@@ -608,21 +613,28 @@ def _recursive_payload(event: str, point: HookPoint, ctx: Any) -> dict[str, obje
 # --- one hook per event and point -----------------------------------------------------------
 
 
-class _Kept(dict[tuple[int, str], _Answer]):
-    """PreToolUse answers the transform computed, waiting for the gate: keyed by (config, call_id)."""
+_KeptKey = tuple[int, "weakref.ref[object]", str]  # (config, the resolve, call_id)
 
 
-def _call_scope(run: RunContext) -> Scratchpad:
-    """Where a PreToolUse answer waits between the transform and the gate of one call."""
-    return run.scratchpad  # becomes run.turn_scratchpad once RunContext has a turn scope
+class _Kept(dict[_KeptKey, tuple[str, _Answer]]):
+    """PreToolUse answers the transform computed, waiting for the gate of the same resolve.
+
+    Each is kept with the canonical JSON of the arguments the commands judged, and
+    lives in ``ctx.run.turn_scratchpad``; an answer whose resolve has ended unused
+    (an earlier gate denied) is dropped when the next one is kept.
+    """
+
+
+def _canonical(args: Mapping[str, object]) -> str:
+    """The arguments as the commands read them: what the gate compares before using a kept answer."""
+    return json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
 
 
 @final
 class _State:
     """What the hooks of one loaded config share."""
 
-    def __init__(self, registry: HookRegistry) -> None:
-        self.registry = weakref.ref(registry)  # where the config was loaded: see _EventHook._nobody_else
+    def __init__(self) -> None:
         self.token = next(_TOKENS)
         self.lock = threading.Lock()
         self.pending_stop: str | None = None  # an async_rewake hook asked to stop the run
@@ -678,20 +690,30 @@ class _EventHook:
 
     # -- the steps both paths share --
 
+    def _key(self, ctx: Any) -> _KeptKey | None:
+        """Where this call's PreToolUse answer is kept: only inside a resolve_tool_call, which owns the token."""
+        token = resolving()
+        return None if token is None else (self._state.token, weakref.ref(token), ctx.call_id)
+
     def _kept_answer(self, ctx: Any) -> _Answer | None:
+        """The transform's answer for this very call, if the commands judged exactly the args this gate sees."""
         self._state.check_stop()
         if not self._kept or self._point is not _P.PRE_TOOL_CALL_DECIDE:
             return None
-        key = (self._state.token, ctx.call_id)
-        found: list[_Answer] = []
+        key = self._key(ctx)
+        if key is None:
+            return None
+        found: list[tuple[str, _Answer]] = []
 
         def pop(kept: _Kept) -> _Kept:
             if key in kept:
                 found.append(kept[key])
             return _Kept({k: v for k, v in kept.items() if k != key})
 
-        _call_scope(ctx.run).update(_Kept, pop)
-        return found[0] if found else None
+        ctx.run.turn_scratchpad.update(_Kept, pop)
+        if found and found[0][0] == _canonical(ctx.args):
+            return found[0][1]
+        return None  # changed since (a later transform, a change in place): the commands judge what runs
 
     def _start(self, ctx: Any) -> tuple[bytes, list[_Entry]]:
         """Pick the entries this call matches; launch the background ones; return the payload and the rest."""
@@ -778,9 +800,15 @@ class _EventHook:
         if answer.stop is not None:
             raise StopRun(answer.stop)
         if point is _P.TRANSFORM_TOOL_INPUT:
-            if self._kept:
-                key = (self._state.token, ctx.call_id)
-                _call_scope(ctx.run).update(_Kept, lambda kept: _Kept({**kept, key: answer}))
+            key = self._key(ctx) if self._kept else None
+            if key is not None:
+                judged = _canonical(ctx.args if answer.updated_input is None else answer.updated_input)
+
+                def keep(kept: _Kept) -> _Kept:
+                    live = {k: v for k, v in kept.items() if k[1]() is not None}
+                    return _Kept({**live, key: (judged, answer)})
+
+                ctx.run.turn_scratchpad.update(_Kept, keep)
             return answer.updated_input
         if point.style is HookStyle.OBSERVE:
             if answer.decision is Decision.DENY:
@@ -790,12 +818,6 @@ class _EventHook:
             return HookResult.deny(answer.reason or f"denied by the {self._event} hooks")
         if answer.decision is Decision.ASK:
             return HookResult.ask(answer.reason or f"the {self._event} hooks ask for approval")
-        if answer.decision is None and point is _P.ON_INTERACTION and self._nobody_else(ctx):
-            return HookResult.deny(f"no {self._event} hook decided, and no other on_interaction hook answers")
+        if answer.decision is None and point is _P.ON_INTERACTION:
+            return NO_ANSWER  # counts as not having run: a question only such hooks saw is denied
         return HookResult.allow()
-
-    def _nobody_else(self, ctx: Any) -> bool:
-        """Whether no other on_interaction hook of the registry loaded into will run for this question."""
-        registry = self._state.registry()
-        hooks = registry.callbacks(_P.ON_INTERACTION) if registry is not None else ()
-        return all(reg.callback is self or _filtered_out(reg, ctx) for reg in hooks)

@@ -359,12 +359,12 @@ def test_permission_request_decision_behavior(kit: Kit, surface: Surface) -> Non
 
 
 def test_an_undecided_permission_request_is_never_an_approval(kit: Kit, surface: Surface) -> None:
-    """A question no entry decides is denied, unless another on_interaction hook will answer it."""
+    """A question no entry decides is denied, unless another on_interaction hook answers it."""
     registry = HookRegistry()
     approve_reads = {"hookSpecificOutput": {"decision": {"behavior": "allow"}}}
     load_hooks_config(registry, kit.claude("PermissionRequest", kit.answering(approve_reads), matcher="Read"))
     undecided = surface.decide(registry, HookPoint.ON_INTERACTION, _question("Bash"))
-    assert (undecided.allowed, undecided.decided_by) == (False, "claude:PermissionRequest")
+    assert (undecided.allowed, undecided.decided_by) == (False, None)  # nobody answered
     humans: list[str] = []
 
     @registry.on_interaction(tools="Bash")
