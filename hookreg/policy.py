@@ -36,15 +36,15 @@ An allow from a policy is a pass like any other: later gates still run and may d
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Final, Literal, TypeAlias, final
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from hookreg._context import PreToolCallDecideContext
 from hookreg._errors import HookTypeError, HookValueError
@@ -53,7 +53,6 @@ from hookreg._patterns import ToolPattern, parse_tool_pattern
 from hookreg._results import Decision, HookResult
 
 __all__ = [
-    "CLAUDE_ARGUMENTS",
     "Default",
     "Policy",
     "Precedence",
@@ -254,68 +253,311 @@ class Policy:
 
 # --- Claude Code permission rules ---------------------------------------------------------------
 
-CLAUDE_ARGUMENTS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
-    {
-        "Bash": ("command",),
-        "Read": ("file_path", "path"),
-        "Edit": ("file_path", "path"),
-        "MultiEdit": ("file_path", "path"),
-        "Write": ("file_path", "path"),
-        "NotebookEdit": ("notebook_path", "file_path", "path"),
-        "WebFetch": ("url",),
-    }
-)
-"""Which argument of each Claude Code tool a rule's specifier tests: the first of these keys holding a string."""
-
-# Claude Code applies an Edit rule to every built-in tool that edits files.
-_COVERS: Final = {"Edit": ("Edit", "MultiEdit", "Write", "NotebookEdit")}
+# Claude Code applies an Edit rule to every built-in tool that edits files, a Read rule to those that read them.
+_COVERS: Final = {"Edit": ("Edit", "MultiEdit", "Write", "NotebookEdit"), "Read": ("Read", "Grep", "Glob", "LS")}
 _PATH_TOOLS: Final = frozenset({"Read", "Edit", "Write"})
+_PATH_KEYS: Final = ("file_path", "path", "notebook_path", "paths")
+# Tools whose specifier Claude Code matches, in Bash's grammar but without a shell, against one argument.
+_NAMED_ARGUMENT: Final = {"Task": "subagent_type", "Skill": "skill", "SlashCommand": "command"}
 _TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]+|mcp__[A-Za-z0-9_-]+__\*")
 _RULE: Final = re.compile(r"(?P<tool>[^()]*)(?:\((?P<content>.*)\))?", re.DOTALL)
+
 # Shell control operators that join commands; ';;' and '|&' before ';' and '|'.
 _OPERATORS: Final = ("&&", "||", ";;", "|&", ";", "|", "&", "\n")
+# Wrappers that run the command after them, each with its options that take the next word as their value.
+_WRAPPERS: Final = {
+    "sudo": frozenset({"-u", "-g", "-U", "-C", "-D", "-h", "-p", "-r", "-t", "-T"}),
+    "env": frozenset({"-u", "-C"}),
+    "command": frozenset(),
+    "exec": frozenset({"-a"}),
+    "nohup": frozenset(),
+    "time": frozenset({"-f", "-o"}),
+    "timeout": frozenset({"-s", "-k"}),
+    "xargs": frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"}),
+}
+# Reserved words the shell reads before a command's program ('{ git push; }', 'then rm -rf x').
+_RESERVED: Final = frozenset({"!", "{", "}", "if", "then", "else", "elif", "do", "while", "until"})
+_SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+# Brace expansion ('{push,}', '{a..c}') among a word's unquoted characters: the shell makes other words of it.
+_BRACES: Final = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 
 
-def _split_command(command: str) -> tuple[list[str], bool]:
-    """Split a shell command at control operators outside quotes: ``(subcommands, statically_clear)``.
+class _UnsplittableError(Exception):
+    """The command cannot be split as the shell would: an unclosed quote, substitution or parenthesis."""
 
-    Not statically clear: a command substitution (``$(...)``, backticks), a
-    process substitution, a subshell or group parenthesis, or an unclosed quote.
+
+@final
+class _ShellReader:
+    """Reads a command as the shell would: its simple commands, each as written and as its words.
+
+    A substitution or subshell is read by a reader of its own, from where it
+    starts to its ``)``; its commands join this reader's.
     """
-    parts: list[str] = []
-    current: list[str] = []
-    clear = True
-    quote = ""
-    i, n = 0, len(command)
-    while i < n:
-        char = command[i]
-        if quote == "'":
-            quote = "" if char == "'" else quote
-        elif char == "\\" and i + 1 < n:
-            current.append(command[i : i + 2])
-            i += 2
-            continue
-        elif command.startswith(("$(", "`"), i) or (not quote and command.startswith(("<(", ">(", "(", ")"), i)):
-            clear = False
-        elif quote:
-            quote = "" if char == '"' else quote
-        elif char in "'\"":
-            quote = char
+
+    __slots__ = ("bare", "clear", "commands", "pos", "start", "text", "word", "words")
+
+    def __init__(self, text: str, pos: int = 0) -> None:
+        self.text = text
+        self.pos = self.start = pos
+        self.commands: list[tuple[str, list[str]]] = []
+        self.clear = True  # no substitution, subshell or expansion anywhere
+        self.words: list[str] = []
+        self.word: list[str] = []
+        self.bare: list[str] = []  # the word's characters, quoted ones as "_": brace expansion is unquoted only
+
+    def read(self, closer: str = "") -> None:
+        """Read simple commands up to `closer` (the ``)`` ending a substitution or subshell) or the end."""
+        text = self.text
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char == ")":
+                if not closer:
+                    raise _UnsplittableError
+                self._end_command(1)
+                return
+            if char in " \t":
+                self._end_word()
+                self.pos += 1
+            elif char == "#" and not self.word:  # a comment, to the end of the line
+                end = text.find("\n", self.pos)
+                self.pos = len(text) if end == -1 else end
+            elif char == "'":
+                end = text.find("'", self.pos + 1)
+                if end == -1:
+                    raise _UnsplittableError
+                self._add(text[self.pos + 1 : end], quoted=True)
+                self.pos = end + 1
+            elif char == '"':
+                self._double_quoted()
+            elif char == "\\":
+                self._escaped()
+            elif char == "(":
+                self._nested(self.pos + 1)
+            elif not self._expansion():
+                self._operator_or(char)
+        if closer:
+            raise _UnsplittableError
+        self._end_command(0)
+
+    def _operator_or(self, char: str) -> None:
+        """End the command at a control operator; any other character joins the word."""
+        text, pos = self.text, self.pos
+        redirect = char == "&" and ((pos > 0 and text[pos - 1] in "<>") or text[pos + 1 : pos + 2] == ">")
+        operator = None if redirect else next((op for op in _OPERATORS if text.startswith(op, pos)), None)
+        if operator is None:
+            self._add(char, quoted=False)
+            self.pos += 1
         else:
-            redirect = char == "&" and ((i > 0 and command[i - 1] in "<>") or command[i + 1 : i + 2] == ">")
-            operator = None if redirect else next((op for op in _OPERATORS if command.startswith(op, i)), None)
-            if operator is not None:
-                parts.append("".join(current))
-                current = []
-                i += len(operator)
-                continue
-        current.append(char)
-        i += 1
-    parts.append("".join(current))
-    return [part.strip() for part in parts if part.strip()], clear and not quote
+            self._end_command(len(operator))
+
+    def _double_quoted(self) -> None:
+        text = self.text
+        self.pos += 1
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char == '"':
+                self.pos += 1
+                return
+            if char == "\\":
+                self._escaped()
+            elif not self._expansion():
+                self._add(char, quoted=True)
+                self.pos += 1
+        raise _UnsplittableError
+
+    def _escaped(self) -> None:
+        """A backslash: the next character taken literally (a backslash-newline joins two lines)."""
+        self._add(self.text[self.pos + 1 : self.pos + 2].replace("\n", ""), quoted=True)
+        self.pos += 2
+
+    def _expansion(self) -> bool:
+        """Read a ``$`` expansion or a backtick substitution at the position; whether there was one."""
+        text, pos = self.text, self.pos
+        if text.startswith("$(", pos):
+            self._nested(pos + 2)
+        elif text[pos] == "`":
+            end = pos + 1
+            while end < len(text) and text[end] != "`":
+                end += 2 if text[end] == "\\" else 1
+            if end >= len(text):
+                raise _UnsplittableError
+            inner = _ShellReader(text[pos + 1 : end].replace("\\`", "`"))
+            inner.read()
+            self.commands.extend(inner.commands)
+            self.clear = False
+            self.pos = end + 1
+        elif text[pos] == "$" and text[pos + 1 : pos + 2] not in ("", " ", "\t", "\n"):
+            # A parameter or quoted ($'...', $"...") expansion: its value is unknown here. Its quotes are read next.
+            self.clear = False
+            self.pos += 1
+            if text[self.pos] not in "'\"":
+                self._add("$", quoted=False)
+        else:
+            return False
+        return True
+
+    def _nested(self, start: int) -> None:
+        """Read the commands of the substitution or subshell starting at `start`, up to its ``)``."""
+        inner = _ShellReader(self.text, start)
+        inner.read(")")
+        self.commands.extend(inner.commands)
+        self.clear = False
+        self.pos = inner.pos
+
+    def _add(self, chars: str, *, quoted: bool) -> None:
+        self.word.append(chars)
+        self.bare.append("_" * len(chars) if quoted else chars)
+
+    def _end_word(self) -> None:
+        if self.word:
+            self.words.append("".join(self.word))
+            self.clear = self.clear and not _BRACES.search("".join(self.bare))
+        self.word, self.bare = [], []
+
+    def _end_command(self, skip: int) -> None:
+        """Record the command ending at the position, then skip `skip` characters (its operator or ``)``)."""
+        self._end_word()
+        written = self.text[self.start : self.pos].strip()
+        if written:
+            self.commands.append((written, self.words))
+        self.words = []
+        self.pos += skip
+        self.start = self.pos
 
 
-def _shell_matcher(content: str) -> Callable[[str], bool]:
+def _program_words(words: list[str]) -> list[str]:
+    """A simple command's words as its program gets them.
+
+    ``VAR=value`` prefixes, reserved words and wrappers (with their options)
+    dropped, the program's path reduced to its base name.
+    """
+    words = [word for word in words if word]
+    i = 0
+    while i < len(words):
+        name = os.path.basename(words[i])
+        if _ASSIGNMENT.match(words[i]) or words[i] in _RESERVED:
+            i += 1
+        elif name in _WRAPPERS:
+            i += 1
+            while i < len(words) and words[i].startswith("-"):
+                i += 2 if words[i] in _WRAPPERS[name] else 1
+            if name == "timeout":
+                i += 1  # its duration
+        else:
+            break
+    rest = words[i:]
+    return [os.path.basename(rest[0]), *rest[1:]] if rest else []
+
+
+def _shell_script(words: list[str]) -> str | None:
+    """The script of ``bash -c 'script'`` (or sh, dash, zsh, ksh), or None."""
+    if not words or words[0] not in _SHELLS:
+        return None
+    i, has_c = 1, False
+    while i < len(words) and words[i].startswith(("-", "+")):
+        has_c = has_c or (not words[i].startswith("--") and "c" in words[i])
+        i += 2 if words[i] in ("-o", "+o", "-O", "+O") else 1  # these take a value
+    return words[i] if has_c and i < len(words) else None
+
+
+def _shell_commands(command: str) -> tuple[list[tuple[str, str]], bool] | None:
+    """The simple commands in `command`, each as written and normalised, and whether none holds a substitution.
+
+    None when the command cannot be split. The script of ``bash -c`` is read
+    as commands of its own.
+    """
+    readers = [_ShellReader(command)]
+    found: list[tuple[str, str]] = []
+    clear = True
+    while readers:
+        reader = readers.pop()
+        try:
+            reader.read()
+        except _UnsplittableError:
+            return None
+        clear = clear and reader.clear
+        for written, words in reader.commands:
+            program = _program_words(words)
+            found.append((written, " ".join(program)))
+            script = _shell_script(program)
+            if script is not None:
+                readers.append(_ShellReader(script))
+    return found, clear
+
+
+_Readings: TypeAlias = tuple[tuple[str, ...] | None, tuple[str, ...] | None]
+"""One argument as a deny or ask rule tests it (None: it matches every such rule), and as allow rules must cover it,
+each reading by one of them (None: no allow rule applies)."""
+
+
+def _command_readings(command: str) -> _Readings:
+    """A Bash command: the whole and each simple command as written and normalised; for allows, each as written."""
+    split = _shell_commands(command)
+    if split is None:
+        return None, None
+    commands, clear = split
+    denied = (command.strip(), *(text for pair in commands for text in pair))
+    return denied, (tuple(written for written, _ in commands) if clear else None)
+
+
+def _path_readings(cwd: str, path: str) -> _Readings:
+    """A path resolved against `cwd`: as written (``..`` and doubled slashes removed) and with symlinks followed.
+
+    A directory (on disk, or written with a trailing ``/``) is also read as
+    any entry inside it, so a search or listing of ``~/.ssh`` matches a deny
+    rule for ``~/.ssh/**``.
+    """
+    joined = os.path.join(cwd, os.path.expanduser(path))
+    try:
+        real = os.path.realpath(joined)
+    except ValueError:  # an embedded NUL: no file has that name, and no allow rule can vouch for it
+        return (os.path.normpath(joined),), None
+    forms = tuple(dict.fromkeys((os.path.normpath(joined), real)))
+    if path.endswith("/") or os.path.isdir(real):
+        return (*forms, *(os.path.join(form, "\0") for form in forms)), forms  # \0: a name no file has
+    return forms, forms
+
+
+def _host(name: str) -> str | None:
+    """A host name as parsers compare it: percent-decoded, lower case, no trailing dot, IDNA; None if not IDNA."""
+    name = unquote(name).lower().rstrip(".")
+    try:
+        return name.encode("idna").decode("ascii")
+    except UnicodeError:
+        return None
+
+
+def _url_readings(url: str) -> _Readings:
+    """The hosts URL parsers may read in `url`; for allows, only a host every parser reads alike."""
+    # WHATWG parsers (browsers, Node) drop tabs and newlines, trim controls and spaces, and read '\' as '/'.
+    whatwg = re.sub(r"[\t\n\r]", "", url).strip("".join(map(chr, range(33)))).replace("\\", "/")
+    hosts: list[str] = []
+    plain = whatwg == url and not re.search(r"[\x00-\x1f\x7f]", url)
+    for form in dict.fromkeys((url, whatwg)):
+        try:
+            parts = urlsplit(form)
+        except ValueError:  # a malformed IPv6 literal
+            plain = False
+            continue
+        if parts.hostname is not None:
+            host = _host(parts.hostname)
+            hosts.append(host or parts.hostname.lower())
+            plain = plain and host is not None and "@" not in parts.netloc and "%" not in parts.hostname
+    unique = tuple(dict.fromkeys(hosts))
+    return unique, (unique if plain and len(unique) == 1 else None)
+
+
+def _as_is(value: str) -> _Readings:
+    return (value,), (value,)
+
+
+def _unknown(value: str) -> _Readings:
+    """A generic specifier: deny and ask rules test the value; an allow rule needs the tool's schema, not known."""
+    return (value,), None
+
+
+def _content_matcher(content: str) -> Callable[[str], bool]:
     """Claude Code's Bash specifier: legacy ``prefix:*``, a ``*`` wildcard (``\\*`` a literal star), or exact."""
     if content.endswith(":*"):
         prefix = content[:-2]
@@ -362,75 +604,114 @@ def _glob_regex(glob: str) -> str:
     return "".join(out)
 
 
-def _path_matcher(content: str, project_dir: str) -> Callable[[str], bool]:
-    """Claude Code's Read/Edit path specifier, gitignore style, against the call's path.
+def _path_matcher(content: str, root: str, cwd: str) -> Callable[[str], bool]:
+    """Claude Code's Read/Edit path specifier, gitignore style, against an absolute, normalised path.
 
-    ``//p`` is absolute, ``~/p`` under the home directory, ``/p`` and ``./p``
-    relative to `project_dir`, as is a bare ``p`` — which, holding no ``/`` but
-    a trailing one, matches at any depth (``.env``, ``*.key``). A pattern that
-    names a directory also matches everything inside it.
+    ``//p`` is absolute, ``~/p`` under the home directory, ``/p`` under `root`
+    (the settings file's project), ``./p`` and ``p`` under `cwd` — a ``p``
+    holding no ``/`` but a trailing one matches at any depth (``.env``,
+    ``*.key``). A pattern that names a directory also matches everything
+    inside it.
     """
     if content.startswith("//"):
         base, glob, anchored = "/", content[2:], True
     elif content.startswith("~/"):
         base, glob, anchored = os.path.expanduser("~"), content[2:], True
-    elif content.startswith(("/", "./")):
-        base, glob, anchored = project_dir, content.removeprefix(".").removeprefix("/"), True
+    elif content.startswith("/"):
+        base, glob, anchored = root, content[1:], True
+    elif content.startswith("./"):
+        base, glob, anchored = cwd, content[2:], True
     else:
-        base, glob, anchored = project_dir, content, "/" in content.rstrip("/")
+        base, glob, anchored = cwd, content, "/" in content.rstrip("/")
+    bases = tuple(dict.fromkeys((base, os.path.realpath(base))))  # a symlinked base: its real paths are under it too
     directory_only = glob.endswith("/")
     regex = re.compile(("" if anchored else "(?:.*/)?") + _glob_regex(glob.rstrip("/")), re.DOTALL)
 
-    def matches(path: str) -> bool:
-        full = os.path.normpath(os.path.join(project_dir, os.path.expanduser(path)))
-        relative = os.path.relpath(full, base).replace(os.sep, "/")
+    def under(path: str, base: str) -> bool:
+        relative = os.path.relpath(path, base).replace(os.sep, "/")
         if relative == ".." or relative.startswith("../"):
             return False
         parts = relative.split("/")
         candidates = range(1, len(parts)) if directory_only else range(1, len(parts) + 1)
         return any(regex.fullmatch("/".join(parts[:k])) for k in candidates)
 
-    return matches
+    return lambda path: any(under(path, base) for base in bases)
 
 
 def _domain_matcher(domain: str) -> Callable[[str], bool]:
-    """``WebFetch(domain:example.com)``: the URL's host is that domain (``*.example.com``: any subdomain)."""
-    wanted = domain.lower()
-    return lambda url: fnmatch.fnmatchcase(urlsplit(url).hostname or "", wanted)
+    """``WebFetch(domain:example.com)``: the host is that domain (``*.example.com``: any subdomain of it)."""
+    name = domain.removeprefix("*.")
+    wanted = domain[: len(domain) - len(name)] + (_host(name) or name.lower())
+    return lambda host: fnmatch.fnmatchcase(host, wanted)
+
+
+def _values(args: Mapping[str, object], keys: tuple[str, ...]) -> tuple[list[str], bool]:
+    """The strings `keys` hold in `args` (a key may hold a list of them), and whether they hold nothing else."""
+    values: list[str] = []
+    definite = True
+    for key in keys:
+        if key in args:
+            held = args[key]
+            for item in held if isinstance(held, list | tuple) else (held,):
+                if isinstance(item, str):
+                    values.append(item)
+                else:
+                    definite = False
+    return values, definite
 
 
 @final
 class _ClaudeCheck:
-    """A rule's ``when=``: whether the call's argument satisfies one Claude Code specifier."""
+    """A rule's ``when=``: whether a call's arguments satisfy one Claude Code specifier.
 
-    __slots__ = ("allowed", "decision", "keys", "rule", "shell", "test")
+    A deny or ask rule matches when any reading of any of the tool's
+    arguments does (of every top-level string argument, when the call holds
+    none of them). An allow rule applies when it matches a reading and every
+    reading of every argument is matched by an allow rule of the same kind
+    for the same host tool (`allowed`).
+    """
 
-    def __init__(
-        self, rule: str, decision: Decision, keys: tuple[str, ...], test: Callable[[str], bool], *, shell: bool
+    __slots__ = ("allowed", "decision", "keys", "kind", "read", "rule", "test")
+
+    def __init__(  # noqa: PLR0913 -- one parameter per part of a check
+        self,
+        rule: str,
+        decision: Decision,
+        kind: str,
+        *,
+        keys: tuple[str, ...],
+        read: Callable[[str], _Readings],
+        test: Callable[[str], bool],
     ) -> None:
         self.rule = rule
         self.decision = decision
+        self.kind = kind
         self.keys = keys
+        self.read = read
         self.test = test
-        self.shell = shell
-        self.allowed: list[Callable[[str], bool]] = []  # shell allows: each subcommand must pass one of these
+        self.allowed: dict[str, list[Callable[[str], bool]]] = {}  # per host tool: the tests of its allow rules
 
     def __call__(self, ctx: PreToolCallDecideContext) -> bool:
-        value = next((v for k in self.keys if isinstance(v := ctx.args.get(k), str)), None)
-        if value is None:
-            return False
-        return self._shell(value) if self.shell else self.test(value)
-
-    def _shell(self, command: str) -> bool:
-        subcommands, clear = _split_command(command)
-        if self.decision is not Decision.ALLOW:  # deny and ask: the command or any part of it
-            return self.test(command.strip()) or any(self.test(part) for part in subcommands)
+        values, definite = _values(ctx.args, self.keys)
+        if self.decision is not Decision.ALLOW:
+            strings = values or [value for value in ctx.args.values() if isinstance(value, str)]
+            return any(self._denies(value) for value in strings)
+        readings: list[str] = []
+        for value in values:
+            allowed = self.read(value)[1]
+            if allowed is None:
+                return False
+            readings.extend(allowed)
+        tests = self.allowed.get(ctx.tool_name, [])
         return (
-            clear
-            and bool(subcommands)
-            and any(self.test(part) for part in subcommands)
-            and all(any(test(part) for test in self.allowed) for part in subcommands)
+            definite
+            and any(map(self.test, readings))
+            and all(any(test(reading) for test in tests) for reading in readings)
         )
+
+    def _denies(self, value: str) -> bool:
+        readings = self.read(value)[0]
+        return readings is None or any(map(self.test, readings))
 
     def __repr__(self) -> str:
         return self.rule
@@ -440,8 +721,9 @@ def _refuse(rule: object, where: str, why: str) -> HookValueError:
     return HookValueError(f"Cannot read the Claude Code permission rule {rule!r} in {where}: {why}.")
 
 
-def _load_permissions(source: object) -> Mapping[str, object]:
-    """The ``"permissions"`` object of a settings file or mapping (empty when it has none)."""
+def _load_permissions(source: object) -> tuple[Mapping[str, object], str | None]:
+    """The ``"permissions"`` object of a settings file or mapping (empty when it has none), and the file's directory."""
+    directory = None
     if isinstance(source, str | os.PathLike):
         text = Path(source).read_text(encoding="utf-8")
         try:
@@ -452,6 +734,7 @@ def _load_permissions(source: object) -> Mapping[str, object]:
             )
             raise HookValueError(msg) from None
         label = repr(os.fspath(source))
+        directory = os.path.dirname(os.path.abspath(source))
     elif isinstance(source, Mapping):
         settings, label = source, "the mapping"
     else:
@@ -473,31 +756,23 @@ def _load_permissions(source: object) -> Mapping[str, object]:
     if not isinstance(permissions, Mapping):
         msg = f'Cannot read Claude Code permissions from {label}: "permissions" is not a JSON object.'
         raise HookValueError(msg)
-    return permissions
-
-
-def _argument_keys(arguments: Mapping[str, str | Sequence[str]] | None) -> dict[str, tuple[str, ...]]:
-    keys = dict(CLAUDE_ARGUMENTS)
-    for tool, given in (arguments or {}).items():
-        names = (given,) if isinstance(given, str) else tuple(given)
-        if not names or not all(isinstance(name, str) and name for name in names):
-            msg = f"Cannot use arguments={{{tool!r}: {given!r}}}: give an argument name or a list of them."
-            raise HookValueError(msg)
-        keys[tool] = names
-    return keys
+    return permissions, directory
 
 
 @final
 class _Reader:
     """Turns Claude Code rule strings into Rules for the host's tool names."""
 
-    __slots__ = ("keys", "names", "project", "shell_allows")
+    __slots__ = ("allows", "cwd", "generic", "names", "path_keys", "read_path", "root")
 
-    def __init__(self, names: dict[str, str], keys: dict[str, tuple[str, ...]], project: str) -> None:
+    def __init__(self, names: dict[str, str], root: str, cwd: str, path_args: tuple[str, ...]) -> None:
         self.names = names
-        self.keys = keys
-        self.project = project
-        self.shell_allows: dict[str, list[_ClaudeCheck]] = {}
+        self.root = root
+        self.cwd = cwd
+        self.path_keys = (*_PATH_KEYS, *path_args)
+        self.read_path: Callable[[str], _Readings] = functools.partial(_path_readings, cwd)
+        self.allows: list[tuple[_ClaudeCheck, tuple[str, ...]]] = []  # allow checks and the host tools they cover
+        self.generic: set[str] = set()  # the rules already logged as rule_generic_specifier
 
     def rules(self, text: object, where: str, decision: Decision) -> list[Rule]:
         """The Rules for one rule string (one per host tool it covers), or a refusal naming it."""
@@ -509,42 +784,42 @@ class _Reader:
             raise _refuse(text, where, "a rule is Tool or Tool(specifier), as in 'Bash' or 'Read(./.env)'")
         content = parsed["content"] or ""
         content = "" if content.strip() == "*" else content
-        is_mcp = tool.startswith("mcp__")
-        check = self._check(text, where, tool, content, decision) if content else None
-        if is_mcp and (tool.count("__") == 1 or tool.endswith("__*")):
+        if tool.startswith("mcp__") and (tool.count("__") == 1 or tool.endswith("__*")):
             targets: tuple[str, ...] = (tool.removesuffix("__*") + "__*",)
         else:
             targets = _COVERS.get(tool, (tool,))
-        hosts = dict.fromkeys(self.names.get(target, target) for target in targets)
+        hosts = tuple(dict.fromkeys(self.names.get(target, target) for target in targets))
+        check = self._check(text, tool, content, decision) if content else None
+        if check is not None and decision is Decision.ALLOW:
+            self.allows.append((check, hosts))
         reason = {
             Decision.ALLOW: "",
             Decision.ASK: f"the Claude Code permission rule {text!r} asks for approval",
             Decision.DENY: f"denied by the Claude Code permission rule {text!r}",
         }[decision]
-        if check is not None and check.shell and decision is Decision.ALLOW:
-            self.shell_allows.setdefault(tool, []).append(check)
         return [Rule(decision, host, check, reason) for host in hosts]
 
-    def _check(self, text: str, where: str, tool: str, content: str, decision: Decision) -> _ClaudeCheck:
-        """The check for a rule with a specifier, or a refusal naming the rule."""
-        keys = self.keys.get(tool, ())
+    def _check(self, text: str, tool: str, content: str, decision: Decision) -> _ClaudeCheck:
+        """The check for a rule with a specifier: Claude Code's matching for the tool where hookreg knows it."""
         if tool == "Bash":
-            return _ClaudeCheck(text, decision, keys, _shell_matcher(content), shell=True)
+            return _ClaudeCheck(
+                text, decision, "Bash", keys=("command",), read=_command_readings, test=_content_matcher(content)
+            )
         if tool in _PATH_TOOLS:
-            return _ClaudeCheck(text, decision, keys, _path_matcher(content, self.project), shell=False)
-        if tool == "WebFetch":
-            domain = content.removeprefix("domain:")
-            if domain == content or not domain:
-                why = "a WebFetch rule's specifier must be domain:<host>, as in WebFetch(domain:example.com)"
-                raise _refuse(text, where, why)
-            return _ClaudeCheck(text, decision, keys, _domain_matcher(domain), shell=False)
-        if tool.startswith("mcp__"):
-            raise _refuse(text, where, "MCP rules take no specifier; name the server or the tool")
-        why = (
-            f"hookreg reads specifiers only for Bash, Read, Edit, Write and WebFetch, not for {tool}. "
-            f"Use the bare tool name {tool!r}, or a hookreg rule such as deny('{tool}(key=glob)')"
-        )
-        raise _refuse(text, where, why)
+            test = _path_matcher(content, self.root, self.cwd)
+            return _ClaudeCheck(text, decision, "path", keys=self.path_keys, read=self.read_path, test=test)
+        domain = content.removeprefix("domain:")
+        if tool == "WebFetch" and domain and domain != content:
+            return _ClaudeCheck(
+                text, decision, "WebFetch", keys=("url",), read=_url_readings, test=_domain_matcher(domain)
+            )
+        test = _content_matcher(content)
+        if tool in _NAMED_ARGUMENT:
+            return _ClaudeCheck(text, decision, tool, keys=(_NAMED_ARGUMENT[tool],), read=_as_is, test=test)
+        if text not in self.generic:
+            self.generic.add(text)
+            log("info", "rule_generic_specifier", rule=text, tool=tool)
+        return _ClaudeCheck(text, decision, "generic", keys=(), read=_unknown, test=test)
 
 
 def from_claude_permissions(
@@ -553,7 +828,7 @@ def from_claude_permissions(
     tool_names: Mapping[str, str] | None = None,
     default: Default = "ask",
     project_dir: str | os.PathLike[str] | None = None,
-    arguments: Mapping[str, str | Sequence[str]] | None = None,
+    path_args: Sequence[str] = (),
 ) -> Policy:
     """Build a Policy from Claude Code ``"permissions"`` rules, with Claude Code's matching and precedence.
 
@@ -562,7 +837,8 @@ def from_claude_permissions(
     ``additionalDirectories``, ``disableBypassPermissionsMode``...) are
     ignored, and settings without ``"permissions"`` give no rules. Any deny
     beats any ask beats any allow, whatever their specificity; a call no rule
-    matches gets `default` — ``"ask"``, as Claude Code asks the user.
+    matches gets `default` — ``"ask"``, as Claude Code asks the user. Every
+    rule of the form ``Name`` or ``Name(specifier)`` loads, whatever the tool.
 
     Rules:
         - ``Tool`` (also ``Tool(*)``, ``Tool()``) matches every call of the tool;
@@ -572,23 +848,53 @@ def from_claude_permissions(
           (legacy): that command, or it followed by a space and anything.
           ``Bash(git * main)``: ``*`` matches any text (``\\*`` a literal star); a
           single trailing `` *`` is optional, so ``Bash(git *)`` also matches
-          ``git``. A command is split at ``&&``, ``||``, ``;``, ``|``, ``&`` and
-          newlines outside quotes: a deny or ask rule matching the command or any
-          part denies or asks; an allow applies only when every part matches an
-          allow rule, and never to a command holding ``$(...)``, backticks,
-          parentheses or an unclosed quote. Wrappers (``timeout``, ``nohup``) and
-          leading ``VAR=value`` assignments are not stripped.
+          ``git``. A deny or ask rule matches a command when it matches the
+          whole command or any part of it, as written or normalised: split
+          at ``&&``, ``||``, ``;``, ``|``, ``&`` and newlines; quotes,
+          backslashes and runs of blanks and tabs removed; ``VAR=value``
+          prefixes, reserved words (``{``, ``!``, ``then``...) and the
+          wrappers ``sudo``, ``env``, ``command``, ``exec``, ``nohup``,
+          ``time``, ``timeout N`` and ``xargs`` dropped; the program's path
+          reduced to its base name; the text of ``bash -c`` / ``sh -c``,
+          ``$(...)``, backticks and subshells read as commands of their own.
+          A command that cannot be split (an unclosed quote) matches every
+          Bash deny and ask rule. An allow rule allows a command only when
+          every part, as written, is matched by an allow rule, and no part
+          holds a substitution, a subshell, a ``$`` expansion or a brace
+          expansion.
         - ``Read(...)``, ``Edit(...)``, ``Write(...)``: gitignore-style paths —
-          ``//abs`` absolute, ``~/p`` under the home directory, ``/p``, ``./p``
-          and ``p`` relative to `project_dir` (a ``p`` without ``/`` matches at
-          any depth); ``*`` stays within a directory, ``**`` crosses them, and a
-          directory matches what it holds. The call's path is resolved against
-          `project_dir` and normalised (``..`` removed; symlinks are not
-          followed). An ``Edit`` rule covers Edit, MultiEdit, Write and
-          NotebookEdit, as in Claude Code.
+          ``//abs`` absolute, ``~/p`` under the home directory, ``/p``
+          relative to the settings file's project (the directory holding its
+          ``.claude`` folder, else its own; `project_dir` for a mapping),
+          ``./p`` and ``p`` relative to `project_dir` (a ``p`` without ``/``
+          matches at any depth); ``*`` stays within a directory, ``**``
+          crosses them, and a directory matches what it holds. The path
+          arguments are ``file_path``, ``path``, ``notebook_path``, each
+          string in ``paths``, and those named in `path_args`; each is
+          resolved against `project_dir` and read as written (``..`` and
+          doubled slashes removed) and with symlinks followed. A deny or ask
+          rule matches when any reading of any of them does; an allow rule
+          applies when every reading of every one is allowed. An ``Edit``
+          rule covers Edit, MultiEdit, Write and NotebookEdit; a ``Read``
+          rule covers Read, Grep, Glob and LS, as in Claude Code.
         - ``WebFetch(domain:example.com)``: the URL's host is that domain
-          (``domain:*.example.com`` any subdomain).
-        - Any other specifier is refused, naming the rule.
+          (``domain:*.example.com`` any subdomain), compared in lower case,
+          without a trailing dot, percent-decoded and IDNA-encoded. A URL
+          that parsers read differently (a backslash, user info, control
+          characters, a percent-encoded host) is never allowed by a domain
+          rule, and a deny or ask rule tests every host parsers may read in it.
+        - ``Task(agent)``, ``Skill(name)``, ``SlashCommand(/name:*)``: Bash's
+          grammar against ``subagent_type``, ``skill`` and ``command``.
+        - Any other specifier (``mcp__server__tool(x)``, a tool hookreg does not
+          know) is generic, logged once as ``rule_generic_specifier``: a deny
+          or ask rule matches when any top-level string argument matches it
+          (Bash's grammar); an allow rule needs the tool's first declared
+          parameter, which a tool call's context does not carry, so it allows
+          nothing and such calls get `default`.
+
+        A deny or ask rule for a call holding none of its tool's arguments
+        (a host that names them differently) tests every top-level string
+        argument instead, so a renamed argument cannot dodge it.
 
     Args:
         source: A settings file's path, or its parsed mapping.
@@ -597,31 +903,32 @@ def from_claude_permissions(
         default: What a call no rule matches gets: ``"ask"``, ``"allow"`` or ``"deny"``.
         project_dir: The directory relative paths and path rules are resolved
             against; by default the current directory when this is called.
-        arguments: Per Claude Code tool, the argument (or arguments, first
-            string wins) its specifier tests; defaults in `CLAUDE_ARGUMENTS`:
-            Bash ``command``; Read, Edit, MultiEdit and Write ``file_path``, then
-            ``path``; NotebookEdit ``notebook_path``; WebFetch ``url``. A call
-            whose argument is missing or not a string matches no rule with a
-            specifier.
+        path_args: More argument names that hold a path (a string or a list of
+            them), tested by Read, Edit and Write rules.
 
     Returns:
         A Policy with ``precedence="decision"``, for ``registry.use_policy(policy)``.
 
     Raises:
-        HookValueError: A rule hookreg cannot interpret (named), malformed
-            settings, or a bad option.
+        HookValueError: A rule that is not ``Name`` or ``Name(specifier)``
+            (named), malformed settings, or a bad option.
         HookTypeError: `source` is neither a path nor a mapping.
         OSError: The file cannot be read.
     """
-    permissions = _load_permissions(source)
+    permissions, directory = _load_permissions(source)
     names = dict(tool_names or {})
     for claude, host in names.items():
         if not (isinstance(claude, str) and isinstance(host, str) and host):
             msg = f"Cannot use tool_names={{{claude!r}: {host!r}}}: map Claude Code tool names to non-empty host names."
             raise HookValueError(msg)
-    keys = _argument_keys(arguments)
-    project = os.path.abspath(os.fspath(project_dir) if project_dir is not None else os.getcwd())
-    reader = _Reader(names, keys, project)
+    if isinstance(path_args, str) or not all(isinstance(name, str) and name for name in path_args):
+        msg = f"Cannot use path_args={path_args!r}: give a list of argument names, such as ['target']."
+        raise HookValueError(msg)
+    cwd = os.path.abspath(os.fspath(project_dir) if project_dir is not None else os.getcwd())
+    # Claude Code reads '/p' relative to the project a settings file belongs to: the one holding its .claude folder.
+    root = cwd if directory is None else directory
+    root = os.path.dirname(root) if os.path.basename(root) == ".claude" else root
+    reader = _Reader(names, root, cwd, tuple(path_args))
     rules: list[Rule] = []
     for decision in (Decision.DENY, Decision.ASK, Decision.ALLOW):
         entries = permissions.get(decision.value, [])
@@ -631,7 +938,10 @@ def from_claude_permissions(
             raise HookValueError(msg)
         for text in entries:
             rules.extend(reader.rules(text, where, decision))
-    for checks in reader.shell_allows.values():
-        for check in checks:
-            check.allowed = [other.test for other in checks]
+    groups: dict[tuple[str, str], list[Callable[[str], bool]]] = {}
+    for check, hosts in reader.allows:
+        for host in hosts:
+            groups.setdefault((host, check.kind), []).append(check.test)
+    for check, hosts in reader.allows:
+        check.allowed = {host: groups[host, check.kind] for host in hosts}
     return Policy(*rules, default=default, precedence="decision")

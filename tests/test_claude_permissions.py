@@ -18,7 +18,7 @@ from hookreg import (
     HookValueError,
     PreToolCallDecideContext,
 )
-from hookreg.policy import CLAUDE_ARGUMENTS, Policy, from_claude_permissions
+from hookreg.policy import Policy, from_claude_permissions
 from hookreg.testing import make_context
 
 A, D, Q = Decision.ALLOW, Decision.DENY, Decision.ASK
@@ -166,18 +166,15 @@ def test_tool_names_map_claude_code_names_onto_the_host() -> None:
     assert decide(policy, "Grep", {}).decision is D
 
 
-def test_arguments_override_which_argument_a_specifier_tests() -> None:
-    """arguments= names the host's argument for a tool's specifier; the defaults are documented in CLAUDE_ARGUMENTS."""
-    settings = {"permissions": {"allow": ["Bash(git *)", "Read(src/**)"]}}
-    policy = from_claude_permissions(
-        settings, tool_names={"Bash": "sh"}, arguments={"Bash": "cmd", "Read": ["p", "file"]}, project_dir=PROJECT
-    )
-    assert decide(policy, "sh", {"cmd": "git log"}).allowed
-    assert decide(policy, "sh", {"command": "git log"}).decision is Q
-    assert decide(policy, "Read", {"file": "src/a.py"}).allowed
-    assert CLAUDE_ARGUMENTS["Bash"] == ("command",)
-    assert CLAUDE_ARGUMENTS["Read"] == ("file_path", "path")
-    assert CLAUDE_ARGUMENTS["WebFetch"] == ("url",)
+def test_path_args_name_more_path_arguments() -> None:
+    """path_args= names more arguments holding a path (a string or a list); path rules test them all."""
+    settings = {"permissions": {"allow": ["Read(src/**)"], "deny": ["Read(.env)"]}}
+    policy = from_claude_permissions(settings, tool_names={"Read": "cat"}, path_args=["target"], project_dir=PROJECT)
+    assert decide(policy, "cat", {"target": "src/a.py"}).allowed
+    assert decide(policy, "cat", {"target": ["src/a.py", "src/b.py"]}).allowed
+    assert decide(policy, "cat", {"target": ["src/a.py", ".env"]}).decision is D
+    assert decide(policy, "cat", {"file_path": "src/a.py", "target": "docs/b.md"}).decision is Q
+    assert decide(policy, "cat", {"target": ["src/a.py", 3]}).decision is Q  # not only paths: no allow
 
 
 def test_loading_from_a_settings_file(tmp_path: Path) -> None:
@@ -228,15 +225,11 @@ def test_settings_without_permissions_give_no_rules() -> None:
         ("Bash*", "a rule is Tool or Tool(specifier)"),
         ("", "a rule is Tool or Tool(specifier)"),
         ("Bash ls", "a rule is Tool or Tool(specifier)"),
-        ("Grep(TODO)", "hookreg reads specifiers only for Bash, Read, Edit, Write and WebFetch, not for Grep"),
-        ("Task(reviewer)", "not for Task. Use the bare tool name 'Task'"),
-        ("WebFetch(https://example.com)", "specifier must be domain:<host>"),
-        ("WebFetch(domain:)", "specifier must be domain:<host>"),
-        ("mcp__github(create)", "MCP rules take no specifier"),
+        ("Bash(ls)x", "a rule is Tool or Tool(specifier)"),
     ],
 )
-def test_a_rule_hookreg_cannot_interpret_is_refused_by_name(rule: str, why: str) -> None:
-    """A rule hookreg cannot read is a HookValueError naming the rule, its list and why."""
+def test_a_rule_that_is_not_name_or_name_specifier_is_refused_by_name(rule: str, why: str) -> None:
+    """A rule that is not Name or Name(specifier) is a HookValueError naming the rule, its list and why."""
     with pytest.raises(HookValueError) as raised:
         from_claude_permissions({"permissions": {"allow": ["Bash"], "ask": [rule]}})
     message = str(raised.value)
@@ -284,13 +277,14 @@ def test_a_file_that_is_not_json_or_not_an_object_is_refused(tmp_path: Path) -> 
     ("options", "match"),
     [
         ({"tool_names": {"Bash": ""}}, r"Cannot use tool_names=\{'Bash': ''\}"),
-        ({"arguments": {"Bash": []}}, r"Cannot use arguments=\{'Bash': \[\]\}"),
-        ({"arguments": {"Bash": [""]}}, r"give an argument name or a list of them"),
+        ({"path_args": "target"}, r"Cannot use path_args='target': give a list of argument names"),
+        ({"path_args": [""]}, r"Cannot use path_args=\[''\]"),
+        ({"path_args": [3]}, r"Cannot use path_args=\[3\]"),
         ({"default": "maybe"}, r"default='maybe'"),
     ],
 )
 def test_bad_options_are_refused(options: dict[str, object], match: str) -> None:
-    """An empty host name, an empty argument list or name, and an unknown default are refused."""
+    """An empty host name, path_args that are not a list of names, and an unknown default are refused."""
     with pytest.raises(HookValueError, match=match):
         from_claude_permissions({"permissions": {}}, **options)  # type: ignore[arg-type]
 
@@ -332,3 +326,84 @@ def test_use_policy_refuses_a_policy_mixed_with_rules_or_default() -> None:
     with pytest.raises(HookTypeError, match="Pass it alone"):
         registry.use_policy(policy, policy)
     assert not registry.has_hooks(HookPoint.PRE_TOOL_CALL_DECIDE)
+
+
+GIT = {"deny": ["Bash(git push:*)"], "allow": ["Bash(git:*)"]}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git  push --force",
+        'git "push" --force',
+        "git 'push' --force",
+        "git pu\\sh --force",
+        "git push\t--force",
+        "TZ=UTC git push --force",
+    ],
+)
+def test_a_bash_deny_rule_sees_through_spelling(command: str) -> None:
+    """Quotes, backslashes, blanks, tabs and VAR=value prefixes do not dodge a deny rule an allow rule would not."""
+    assert decide(from_claude_permissions({"permissions": GIT}), "Bash", {"command": command}).decision is D
+
+
+def test_a_bash_deny_rule_sees_past_an_assignment() -> None:
+    """A VAR=value prefix does not dodge a deny rule."""
+    policy = from_claude_permissions({"permissions": {"deny": ["Bash(rm:*)"], "allow": ["Bash"]}})
+    assert decide(policy, "Bash", {"command": "FOO=1 rm -rf build"}).decision is D
+
+
+def test_every_path_argument_is_tested() -> None:
+    """A deny rule tests each path-bearing argument, not just the first one present."""
+    policy = from_claude_permissions(
+        {"permissions": {"deny": ["Read(./.env)"], "allow": ["Read"]}}, project_dir=PROJECT
+    )
+    assert decide(policy, "Read", {"file_path": "README.md", "path": ".env"}).decision is D
+
+
+def test_a_domain_deny_rule_sees_a_trailing_dot() -> None:
+    """A trailing dot names the same host."""
+    policy = from_claude_permissions({"permissions": {"deny": ["WebFetch(domain:evil.com)"], "allow": ["WebFetch"]}})
+    assert decide(policy, "WebFetch", {"url": "https://evil.com./x"}).decision is D
+
+
+def test_a_url_parsers_disagree_on_is_never_allowed_by_a_domain_rule() -> None:
+    """Browsers send https://evil.com\\@example.com/ to evil.com, urlsplit to example.com: no domain rule allows it."""
+    policy = from_claude_permissions({"permissions": {"allow": ["WebFetch(domain:example.com)"]}})
+    assert decide(policy, "WebFetch", {"url": "https://evil.com\\@example.com/"}).decision is Q
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("Grep", {"pattern": "k", "path": "~/.ssh"}),
+        ("Grep", {"pattern": "k", "path": "~/.ssh/config"}),
+        ("Glob", {"pattern": "*", "path": "~/.ssh/keys/"}),
+        ("LS", {"path": "~/.ssh"}),
+    ],
+)
+def test_read_rules_cover_the_search_tools(
+    tool: str, args: Mapping[str, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Read rule applies to Grep, Glob and LS calls, as in Claude Code; searching a directory reads what it holds."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".ssh").mkdir()
+    policy = from_claude_permissions({"permissions": {"deny": ["Read(~/.ssh/**)"], "allow": [tool]}})
+    assert decide(policy, tool, args).decision is D
+    assert decide(policy, tool, {"pattern": "k", "path": "~/src"}).allowed
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "Skill(claude-docs-consultant)",
+        "SlashCommand(/sc:research:*)",
+        "Task(reviewer)",
+        "mcp__github__create_issue(title)",
+        "Unheard(of)",
+    ],
+)
+def test_a_rule_for_any_tool_loads(rule: str) -> None:
+    """Every rule Claude Code accepts loads, whatever its tool."""
+    policy = from_claude_permissions({"permissions": {"allow": [rule], "deny": [rule]}})
+    assert len(policy.rules) == 2
