@@ -279,6 +279,8 @@ _WRAPPERS: Final = {
 _RESERVED: Final = frozenset({"!", "{", "}", "if", "then", "else", "elif", "do", "while", "until"})
 _SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+# An unquoted redirection ('2>&1', '>log', '> log', '<<EOF'): neither it nor its file is a word of the command.
+_REDIRECT: Final = re.compile(r"(?:[0-9]+|&)?(?:>>?|<<?<?|<>)[&|]?")
 # Brace expansion ('{push,}', '{a..c}') among a word's unquoted characters: the shell makes other words of it.
 _BRACES: Final = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 
@@ -295,7 +297,7 @@ class _ShellReader:
     starts to its ``)``; its commands join this reader's.
     """
 
-    __slots__ = ("bare", "clear", "commands", "pos", "start", "text", "word", "words")
+    __slots__ = ("bare", "clear", "commands", "pos", "start", "target", "text", "word", "words")
 
     def __init__(self, text: str, pos: int = 0) -> None:
         self.text = text
@@ -304,7 +306,8 @@ class _ShellReader:
         self.clear = True  # no substitution, subshell or expansion anywhere
         self.words: list[str] = []
         self.word: list[str] = []
-        self.bare: list[str] = []  # the word's characters, quoted ones as "_": brace expansion is unquoted only
+        self.bare: list[str] = []  # the word's characters, quoted ones as "_": operators are unquoted only
+        self.target = False  # whether the next word is the file of a redirection
 
     def read(self, closer: str = "") -> None:
         """Read simple commands up to `closer` (the ``)`` ending a substitution or subshell) or the end."""
@@ -343,7 +346,11 @@ class _ShellReader:
     def _operator_or(self, char: str) -> None:
         """End the command at a control operator; any other character joins the word."""
         text, pos = self.text, self.pos
-        redirect = char == "&" and ((pos > 0 and text[pos - 1] in "<>") or text[pos + 1 : pos + 2] == ">")
+        after = text[pos - 1 : pos] if pos else ""
+        # '&' in '2>&1', '<&0', '&>log' and '|' in '>|log' belong to a redirection, not to an operator
+        redirect = (char == "&" and (after in ("<", ">") or text[pos + 1 : pos + 2] == ">")) or (
+            char == "|" and after == ">"
+        )
         operator = None if redirect else next((op for op in _OPERATORS if text.startswith(op, pos)), None)
         if operator is None:
             self._add(char, quoted=False)
@@ -382,7 +389,8 @@ class _ShellReader:
                 end += 2 if text[end] == "\\" else 1
             if end >= len(text):
                 raise _UnsplittableError
-            inner = _ShellReader(text[pos + 1 : end].replace("\\`", "`"))
+            # Inside backticks a backslash escapes only a backslash, a backtick or a dollar: drop it there.
+            inner = _ShellReader(re.sub(r"\\([\\`$])", r"\1", text[pos + 1 : end]))
             inner.read()
             self.commands.extend(inner.commands)
             self.clear = False
@@ -411,8 +419,15 @@ class _ShellReader:
 
     def _end_word(self) -> None:
         if self.word:
-            self.words.append("".join(self.word))
-            self.clear = self.clear and not _BRACES.search("".join(self.bare))
+            bare = "".join(self.bare)
+            redirect = _REDIRECT.match(bare)
+            if self.target:
+                self.target = False
+            elif redirect is not None:
+                self.target = redirect.end() == len(bare)  # '>' alone: its file is the next word
+            else:
+                self.words.append("".join(self.word))
+            self.clear = self.clear and not _BRACES.search(bare)
         self.word, self.bare = [], []
 
     def _end_command(self, skip: int) -> None:
@@ -421,7 +436,7 @@ class _ShellReader:
         written = self.text[self.start : self.pos].strip()
         if written:
             self.commands.append((written, self.words))
-        self.words = []
+        self.words, self.target = [], False
         self.pos += skip
         self.start = self.pos
 
@@ -531,7 +546,9 @@ def _host(name: str) -> str | None:
 def _url_readings(url: str) -> _Readings:
     """The hosts URL parsers may read in `url`; for allows, only a host every parser reads alike."""
     # WHATWG parsers (browsers, Node) drop tabs and newlines, trim controls and spaces, and read '\' as '/'.
+    # After a special scheme they read any run of slashes as '//' ('https:evil.com' is https://evil.com).
     whatwg = re.sub(r"[\t\n\r]", "", url).strip("".join(map(chr, range(33)))).replace("\\", "/")
+    whatwg = re.sub(r"^(https?|wss?|ftp):/*", r"\1://", whatwg, flags=re.IGNORECASE)
     hosts: list[str] = []
     plain = whatwg == url and not re.search(r"[\x00-\x1f\x7f]", url)
     for form in dict.fromkeys((url, whatwg)):

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from hookreg import (
     Decision,
@@ -407,3 +408,58 @@ def test_a_rule_for_any_tool_loads(rule: str) -> None:
     """Every rule Claude Code accepts loads, whatever its tool."""
     policy = from_claude_permissions({"permissions": {"allow": [rule], "deny": [rule]}})
     assert len(policy.rules) == 2
+
+
+@pytest.mark.parametrize(
+    ("rule", "args", "expected"),
+    [
+        ("SlashCommand(/sc:research:*)", {"command": "/sc:research quantum"}, A),
+        ("SlashCommand(/sc:research:*)", {"command": "/sc:research"}, A),
+        ("SlashCommand(/sc:research:*)", {"command": "/sc:researcher"}, Q),
+        ("Skill(claude-docs-consultant)", {"skill": "claude-docs-consultant"}, A),
+        ("Skill(claude-docs-consultant)", {"skill": "other"}, Q),
+        ("Task(reviewer)", {"subagent_type": "reviewer", "prompt": "look"}, A),
+        ("Task(reviewer)", {"subagent_type": "general", "prompt": "reviewer"}, Q),
+    ],
+)
+def test_known_tools_match_their_argument(rule: str, args: Mapping[str, object], expected: Decision) -> None:
+    """Task, Skill and SlashCommand rules test subagent_type, skill and command, in Bash's grammar."""
+    tool = rule.partition("(")[0]
+    policy = from_claude_permissions({"permissions": {"allow": [rule]}})
+    assert decide(policy, tool, args).decision is expected
+
+
+def test_a_generic_specifier_is_logged_once_per_rule() -> None:
+    """A rule hookreg matches generically is logged once as rule_generic_specifier, however often it is listed."""
+    settings = {
+        "permissions": {"deny": ["Deploy(prod)", "Deploy(prod)"], "ask": ["Deploy(prod)"], "allow": ["Bash(ls)"]}
+    }
+    with capture_logs() as logs:
+        from_claude_permissions(settings)
+    assert logs == [{"event": "rule_generic_specifier", "log_level": "info", "rule": "Deploy(prod)", "tool": "Deploy"}]
+
+
+def test_a_renamed_argument_cannot_dodge_a_deny_rule() -> None:
+    """A call holding none of its tool's arguments has every top-level string tested by deny and ask rules."""
+    settings = {"permissions": {"deny": ["Bash(rm:*)"], "ask": ["Read(.env)"], "allow": ["Bash(ls)", "Read"]}}
+    policy = from_claude_permissions(settings, tool_names={"Bash": "shell"}, project_dir=PROJECT)
+    assert decide(policy, "shell", {"cmd": "rm -rf /", "cwd": "/"}).decision is D
+    assert decide(policy, "shell", {"cmd": "ls"}).decision is Q  # an allow rule needs the command argument
+    assert decide(policy, "Read", {"file": ".env"}).decision is Q
+    assert decide(policy, "Read", {"file": "README.md"}).allowed
+
+
+def test_slash_rules_are_relative_to_the_settings_files_project(tmp_path: Path) -> None:
+    """'/p' in .claude/settings.json is under the project holding .claude; in another file, under its directory."""
+    rules = {"permissions": {"deny": ["Read(/secrets/**)"]}}
+    claude = tmp_path / "project" / ".claude" / "settings.json"
+    other = tmp_path / "config" / "settings.json"
+    for path in (claude, other):
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(rules))
+    elsewhere = str(tmp_path / "elsewhere")
+    project = from_claude_permissions(claude, project_dir=elsewhere)
+    assert decide(project, "Read", {"file_path": str(tmp_path / "project" / "secrets" / "k")}).decision is D
+    assert decide(project, "Read", {"file_path": "secrets/k"}).decision is Q  # ./secrets of the current directory
+    config = from_claude_permissions(other, project_dir=elsewhere)
+    assert decide(config, "Read", {"file_path": str(tmp_path / "config" / "secrets" / "k")}).decision is D
