@@ -1,33 +1,31 @@
-"""nox sessions: the adapter tests at the oldest framework releases hookreg supports (``nox -s floors``)."""
+"""nox sessions: the slow tests (``nox -s slow``), the adapter tests at their frameworks' floors (``nox -s floors``)."""
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
+import sys
 
 import nox
+
+sys.path.insert(0, "tests/adapters")  # where pytest finds it too (pyproject.toml: pythonpath)
+from adapter_extras import ADAPTERS
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
 
-_EXTRAS = ("pydantic-ai", "openai-agents", "strands", "langchain")
 
-
-def _floors() -> list[str]:
-    """Each adapter extra's requirements pinned at their floors (``>=X`` → ``==X``), read from pyproject.toml."""
-    project = tomllib.loads(Path("pyproject.toml").read_text())["project"]
-    pins = []
-    for extra in _EXTRAS:
-        for requirement in project["optional-dependencies"][extra]:
-            name, _, rest = requirement.partition(">=")
-            pins.append(f"{name}=={rest.split(',')[0]}")
-    return pins
+@nox.session
+def slow(session: nox.Session) -> None:
+    """Run the tests a plain ``pytest`` leaves out: type checkers, the docs site, the notebook kernel, stress runs."""
+    session.install("-e", ".[dev]")
+    # Coverage belongs to the full run (`pytest --slow`): these tests alone do not cover the core.
+    session.run("pytest", "-m", "slow", "--no-cov", *session.posargs)
 
 
 @nox.session
 def floors(session: nox.Session) -> None:
-    """Run the adapter tests with every framework at its floor."""
-    session.install("-e", ".", "pytest>=8", "hypothesis>=6.100", *_floors())
+    """Run the adapter tests with every framework at its floor (``>=X`` in pyproject.toml → ``==X``)."""
+    pins = [f"{name}=={floor}" for adapter in ADAPTERS for name, floor in adapter.floors]
+    session.install("-e", ".", "pytest>=8", "hypothesis>=6.100", *pins)
     session.run(
         "pytest",
         "-q",

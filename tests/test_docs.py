@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from adapter_extras import ADAPTERS
 from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser, SkipParser
 
@@ -28,10 +29,7 @@ REFERENCE = {
     "hookreg.harness": "harness",
     "hookreg.external": "external",
     "hookreg.otel": "otel",
-    "hookreg.adapters.pydantic_ai": "adapters",
-    "hookreg.adapters.openai_agents": "adapters",
-    "hookreg.adapters.strands": "adapters",
-    "hookreg.adapters.langchain": "adapters",
+    **{f"hookreg.adapters.{adapter.module}": "adapters" for adapter in ADAPTERS},
 }
 
 _SYBIL = Sybil(parsers=[PythonCodeBlockParser(), SkipParser()], path=str(ROOT))
@@ -101,7 +99,14 @@ def test_hook_points_page_names_every_point() -> None:
         assert f"| `{point.name}` | `@registry.{point.value}` |" in text
 
 
-@pytest.mark.parametrize("page", sorted((DOCS / "adapters").glob("*.md")), ids=lambda p: p.stem)
+def test_adapter_pages_are_the_adapters() -> None:
+    """docs/adapters holds one page per adapter, named for its extra."""
+    assert sorted(page.stem for page in (DOCS / "adapters").glob("*.md")) == sorted(a.extra for a in ADAPTERS)
+
+
+@pytest.mark.parametrize(
+    "page", [DOCS / "adapters" / f"{adapter.extra}.md" for adapter in ADAPTERS], ids=lambda p: p.stem
+)
 def test_adapter_pages_list_every_conformance_scenario(page: Path) -> None:
     """Each adapter page's conformance table names every scenario of the kit."""
     from hookreg.testing.conformance import SCENARIOS
@@ -110,13 +115,14 @@ def test_adapter_pages_list_every_conformance_scenario(page: Path) -> None:
     assert [s.name for s in SCENARIOS if f"| `{s.name}` |" not in text] == []
 
 
-# Each adapter page and the README column of that framework, with the test file whose run-contract
-# `Framework` class (its `streams` and `limits`) the page's run-contract table must agree with.
+# Each adapter page and the README column of that framework (the page's title), with the test file whose
+# run-contract `Framework` class (its `streams` and `limits`) the page's run-contract table must agree with.
 ADAPTER_TESTS = {
-    "pydantic-ai": ("pydantic-ai", ROOT / "tests" / "adapters" / "test_pydantic_ai.py"),
-    "openai-agents": ("OpenAI Agents", ROOT / "tests" / "adapters" / "test_openai_agents.py"),
-    "strands": ("Strands", ROOT / "tests" / "adapters" / "test_strands.py"),
-    "langchain": ("LangChain", ROOT / "tests" / "adapters" / "test_langchain.py"),
+    adapter.extra: (
+        (DOCS / "adapters" / f"{adapter.extra}.md").read_text(encoding="utf-8").partition("\n")[0].removeprefix("# "),
+        ROOT / "tests" / "adapters" / f"test_{adapter.module}.py",
+    )
+    for adapter in ADAPTERS
 }
 IN_PROGRESS = "…"  # a run-contract cell whose framework's tests do not run the kit yet
 
@@ -198,6 +204,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_site_builds_strictly(site: Path) -> None:
     """mkdocs build --strict succeeds and writes every page of the navigation."""
     assert (site / "index.html").is_file()
@@ -205,6 +212,7 @@ def test_site_builds_strictly(site: Path) -> None:
     assert (site / "changelog" / "index.html").is_file()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", sorted(REFERENCE))
 def test_reference_documents_every_public_name(site: Path, module: str) -> None:
     """The API reference has an entry for every name in the module's __all__."""
@@ -214,6 +222,7 @@ def test_reference_documents_every_public_name(site: Path, module: str) -> None:
     assert missing == []
 
 
+@pytest.mark.slow
 def test_reference_documents_every_registry_method(site: Path) -> None:
     """HookRegistry's entry lists every public method, those it inherits included."""
     from hookreg import HookRegistry

@@ -13,6 +13,8 @@ from nbclient import NotebookClient
 
 import hookreg
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 
 SETUP = """\

@@ -586,6 +586,7 @@ def test_hook_may_change_registry_during_dispatch() -> None:
     assert log == ["first", "late"]
 
 
+@pytest.mark.slow
 def test_threads_dispatch_while_others_register_and_remove() -> None:
     """A bounded stress run: dispatchers never fail, and no registration is lost."""
     registry = HookRegistry()

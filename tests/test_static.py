@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
@@ -24,6 +26,7 @@ def test_ruff_lint_and_format() -> None:
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
 
 
+@pytest.mark.slow
 def test_mypy_strict() -> None:
     """mypy --strict passes over hookreg, tests (type tests included) and examples."""
     result = run(sys.executable, "-m", "mypy", "hookreg", "tests", "examples")
@@ -42,6 +45,7 @@ def test_written_out_value_class_inits_are_current() -> None:
     assert result.returncode == 0, "run `python scripts/generate_values.py` and commit the result"
 
 
+@pytest.mark.slow
 def test_pyright_type_completeness() -> None:
     """pyright --verifytypes scores the public API 100% typed."""
     result = run(str(BIN / "pyright"), "--verifytypes", "hookreg", "--ignoreexternal")

@@ -342,6 +342,7 @@ def test_async_dispatch_in_threads_while_async_hooks_come_and_go() -> None:
     assert not problems.found, problems.found[:10]
 
 
+@pytest.mark.slow
 def test_no_registration_lost_or_doubled() -> None:
     """Threads registering, replacing and removing at once leave exactly the hooks the sequence implies."""
     registry = HookRegistry()

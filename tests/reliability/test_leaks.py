@@ -75,6 +75,7 @@ def run_cycles(
     return sample
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", CYCLE_KINDS)
 def test_cycles_keep_no_removed_callback_and_no_objects(kind: str) -> None:
     """100,000 cycles leave no removed callback alive and no more gc-tracked objects than before."""
@@ -91,6 +92,7 @@ def test_cycles_keep_no_removed_callback_and_no_objects(kind: str) -> None:
     assert [r.name for r in registry.callbacks(POINT)] == ["steady"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", CYCLE_KINDS)
 def test_cycles_leave_memory_flat(kind: str) -> None:
     """Traced cycles after a warm-up grow memory by no more than a small absolute slack."""
