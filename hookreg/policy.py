@@ -506,6 +506,7 @@ _Readings: TypeAlias = tuple[tuple[str, ...] | None, tuple[str, ...] | None]
 each reading by one of them (None: no allow rule applies)."""
 
 
+@functools.lru_cache(maxsize=256)  # every Bash rule of a policy reads the same command: read it once
 def _command_readings(command: str) -> _Readings:
     """A Bash command: the whole and each simple command as written and normalised; for allows, each as written."""
     split = _shell_commands(command)
