@@ -1,24 +1,23 @@
-"""Adapter conformance kit: the scenarios every hookreg adapter must pass in its framework's real loop.
+"""Conformance kit: the run contract (DESIGN §8) as scenarios that every loop wired to hookreg must pass.
 
-An adapter test writes one *driver* — a function that runs the framework's
-agent loop once, offline, with one tool named `TOOL_NAME` and hooks wired
-from a registry through the adapter — then checks it against every scenario::
+A loop's test (an adapter's, or yours for a loop of your own) supplies a `Framework`: it wires a
+registry and two tools, `TOOL_NAME` and `OTHER_TOOL`, into the framework's real loop once, offline,
+and the `Wiring` it returns plays the kit's scripted model `Answer`s as often as a scenario asks.
+Each `RunScenario` builds a fresh registry and recording tools, runs, and raises `AssertionError`
+naming the scenario, the mode and the framework when the loop broke the contract::
 
-    @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
-    def test_conformance(scenario: Scenario) -> None:
-        scenario.check(my_driver)
-
-Each scenario builds a fresh `HookRegistry` and a recording tool, calls the
-driver (once, or twice for the ask scenario: unanswered, then approved) and
-raises `AssertionError` naming the scenario when the framework did not honour
-the hooks.
+    @pytest.mark.parametrize(("scenario", "streamed"), run_contract_cases(FRAMEWORK))
+    def test_run_contract(scenario: RunScenario, streamed: bool) -> None:
+        scenario.check(FRAMEWORK, streamed=streamed)
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
-from collections.abc import Callable, Coroutine, Mapping
+import logging
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,10 +31,7 @@ from hookreg import (
     ModelTurnFinishedContext,
     OnInteractionContext,
     OnSessionEndContext,
-    OnToolErrorContext,
-    PermissionDeniedContext,
     PostToolCallContext,
-    PostToolCallFailureContext,
     PreToolCallDecideContext,
     PreTurnContext,
     RequestPatch,
@@ -48,27 +44,25 @@ from hookreg import (
 __all__ = [
     "OTHER_TOOL",
     "RUN_SCENARIOS",
-    "SCENARIOS",
     "TOOL_NAME",
-    "AgentRun",
     "Answer",
     "Call",
-    "Driver",
     "Framework",
     "RecordingTool",
     "ReportedError",
     "RunReport",
     "RunScenario",
-    "Scenario",
     "Wiring",
     "echo",
     "is_limit",
-    "run_conformance",
     "run_contract_cases",
 ]
 
 TOOL_NAME = "echo"
-"""The name the driver must give the one tool the scripted model calls."""
+"""The tool the scripted model calls, with `echo`'s signature; every wiring offers it."""
+
+OTHER_TOOL = "other"
+"""The second tool every wiring offers, with `echo`'s signature."""
 
 
 def echo(text: str, prefix: str = "", suffix: str = "") -> str:
@@ -91,41 +85,6 @@ def echo(text: str, prefix: str = "", suffix: str = "") -> str:
     return prefix + text + suffix
 
 
-@dataclass(frozen=True)
-class AgentRun:
-    """What the model saw after one agent run with a single ``echo`` call.
-
-    Attributes:
-        tool_output_seen_by_model: The text of the tool result (or error or
-            denial message) the model received for the ``echo`` call.
-    """
-
-    tool_output_seen_by_model: str
-
-
-class Driver(Protocol):
-    """Runs a framework's real agent loop once with hooks from a registry.
-
-    The driver gives the agent one tool named `TOOL_NAME` whose implementation
-    calls ``tool(**received_args)``, and an offline scripted model that first
-    calls `TOOL_NAME` with `args`, then answers with final text. Hooks come
-    from `registry` through the adapter under test.
-    """
-
-    def __call__(self, registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> AgentRun:
-        """Run the agent once and return what the model saw for the tool call.
-
-        Args:
-            registry: The hooks to wire through the adapter.
-            tool: The tool implementation; call it with the arguments the tool received.
-            args: The arguments the scripted model calls `TOOL_NAME` with.
-
-        Returns:
-            The tool output the model received.
-        """
-        ...
-
-
 class RecordingTool:
     """The `echo` tool, recording the keyword arguments of every real call.
 
@@ -139,7 +98,7 @@ class RecordingTool:
     def __call__(self, **kwargs: object) -> str:
         """Record the call (without arguments equal to echo's defaults), then behave like `echo`."""
         self.calls.append(_explicit(kwargs))
-        return echo(**kwargs)  # type: ignore[arg-type]  # the driver passes echo's own arguments
+        return echo(**kwargs)  # type: ignore[arg-type]  # the wiring passes echo's own arguments
 
 
 def _explicit(args: Mapping[str, object]) -> dict[str, object]:
@@ -147,242 +106,10 @@ def _explicit(args: Mapping[str, object]) -> dict[str, object]:
     return {key: value for key, value in args.items() if not (key in {"prefix", "suffix"} and value == "")}
 
 
-@dataclass(frozen=True)
-class _Setup:
-    """One scenario's fresh registry, recording tool and observed events."""
-
-    registry: HookRegistry = field(default_factory=HookRegistry)
-    tool: RecordingTool = field(default_factory=RecordingTool)
-    events: dict[str, list[object]] = field(default_factory=dict)
-
-    def record(self, key: str) -> Callable[[object], None]:
-        """Return an observer appending its context under `key`."""
-        seen = self.events.setdefault(key, [])
-        return seen.append
-
-    def seen(self, key: str) -> list[object]:
-        """Return the contexts recorded under `key`."""
-        return self.events.get(key, [])
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One conformance check an adapter's driver must pass.
-
-    Attributes:
-        name: A short identifier, usable as a pytest id.
-    """
-
-    name: str
-    _body: Callable[[Driver], None] = field(repr=False, compare=False)
-
-    def check(self, driver: Driver) -> None:
-        """Run the scenario against `driver`.
-
-        Raises:
-            AssertionError: The framework did not honour the hooks, or the
-                driver raised; the message names the scenario.
-        """
-        try:
-            self._body(driver)
-        except AssertionError as exc:
-            msg = f"conformance scenario {self.name!r} failed: {exc}"
-            raise AssertionError(msg) from exc
-        except Exception as exc:
-            msg = f"conformance scenario {self.name!r} failed: the driver raised {exc!r}"
-            raise AssertionError(msg) from exc
-
-
-def _expect(condition: bool, message: str) -> None:
-    if not condition:
-        raise AssertionError(message)
-
-
-def _run(setup: _Setup, driver: Driver, args: Mapping[str, object]) -> str:
-    run = driver(setup.registry, setup.tool, args)
-    _expect(isinstance(run, AgentRun), f"the driver returned {run!r}, not an AgentRun")
-    return run.tool_output_seen_by_model
-
-
-def _deny_reaches_model(driver: Driver) -> None:
-    setup = _Setup()
-    reason = "echo is switched off for this run; answer without it"
-
-    @setup.registry.pre_tool_call_decide(tools=TOOL_NAME)
-    def gate(ctx: PreToolCallDecideContext) -> HookResult:
-        return HookResult.deny(reason)
-
-    setup.registry.permission_denied(setup.record("denied"))
-    setup.registry.post_tool_call(setup.record("post"))
-    seen = _run(setup, driver, {"text": "hello"})
-    _expect(setup.tool.calls == [], f"the denied tool ran with {setup.tool.calls}")
-    _expect(reason in seen, f"the model saw {seen!r}, not the deny reason {reason!r}")
-    denied = setup.seen("denied")
-    _expect(len(denied) == 1, f"permission_denied fired {len(denied)} times, expected once")
-    _expect(setup.seen("post") == [], "post_tool_call fired for a denied call")
-    ctx = denied[0]
-    _expect(
-        isinstance(ctx, PermissionDeniedContext) and ctx.tool_name == TOOL_NAME and ctx.reason == reason,
-        f"permission_denied saw {ctx!r}",
-    )
-
-
-def _input_transforms_chain(driver: Driver) -> None:
-    setup = _Setup()
-    gated: list[dict[str, object]] = []
-
-    @setup.registry.transform_tool_input(tools=TOOL_NAME)
-    def add_prefix(ctx: PreToolCallDecideContext) -> Mapping[str, object]:
-        return {**ctx.args, "prefix": "["}
-
-    @setup.registry.transform_tool_input(tools=TOOL_NAME)
-    def close_prefix(ctx: PreToolCallDecideContext) -> Mapping[str, object]:
-        # Only a chained call sees the first transform's prefix.
-        return {**ctx.args, "suffix": "]" if ctx.args.get("prefix") == "[" else "<unchained>"}
-
-    @setup.registry.pre_tool_call_decide(tools=TOOL_NAME)
-    def gate(ctx: PreToolCallDecideContext) -> HookResult:
-        gated.append(_explicit(ctx.args))
-        return HookResult.allow()
-
-    seen = _run(setup, driver, {"text": "hello"})
-    expected = {"text": "hello", "prefix": "[", "suffix": "]"}
-    _expect(gated == [expected], f"the gate saw {gated}, expected [{expected}] (the rewritten args, once)")
-    _expect(setup.tool.calls == [expected], f"the tool ran with {setup.tool.calls}, expected [{expected}]")
-    _expect("[hello]" in seen, f"the model saw {seen!r}, not the result of the rewritten call '[hello]'")
-
-
-def _error_text_from_hook(driver: Driver) -> None:
-    setup = _Setup()
-    errors: list[BaseException] = []
-
-    @setup.registry.on_tool_error(tools=TOOL_NAME)
-    def explain(ctx: OnToolErrorContext) -> str:
-        errors.append(ctx.error)
-        return f"echo could not run ({ctx.error}); call it with other text"
-
-    setup.registry.post_tool_call_failure(setup.record("failure"))
-    setup.registry.post_tool_call(setup.record("post"))
-    seen = _run(setup, driver, {"text": "fail"})
-    _expect(setup.tool.calls == [{"text": "fail"}], f"the tool ran with {setup.tool.calls}, expected one call")
-    _expect(
-        len(errors) == 1 and isinstance(errors[0], RuntimeError) and str(errors[0]) == "echo failed",
-        f"on_tool_error saw {errors}, expected the tool's RuntimeError once",
-    )
-    wanted = "echo could not run (echo failed); call it with other text"
-    _expect(wanted in seen, f"the model saw {seen!r}, not the on_tool_error text {wanted!r}")
-    failures = setup.seen("failure")
-    _expect(len(failures) == 1, f"post_tool_call_failure fired {len(failures)} times, expected once")
-    _expect(isinstance(failures[0], PostToolCallFailureContext), f"post_tool_call_failure saw {failures[0]!r}")
-    _expect(setup.seen("post") == [], "post_tool_call fired for a failed call")
-
-
-def _observers_fire_once(driver: Driver) -> None:
-    setup = _Setup()
-    setup.registry.post_tool_call(setup.record("post"))
-    setup.registry.post_tool_call_failure(setup.record("failure"))
-    setup.registry.permission_denied(setup.record("denied"))
-    seen = _run(setup, driver, {"text": "hello"})
-    _expect(setup.tool.calls == [{"text": "hello"}], f"the tool ran with {setup.tool.calls}, expected one call")
-    _expect("hello" in seen, f"the model saw {seen!r}, not the tool result 'hello'")
-    posts = setup.seen("post")
-    _expect(len(posts) == 1, f"post_tool_call fired {len(posts)} times, expected once")
-    ctx = posts[0]
-    _expect(
-        isinstance(ctx, PostToolCallContext)
-        and ctx.tool_name == TOOL_NAME
-        and ctx.result == "hello"
-        and ctx.raw_result == "hello"
-        and _explicit(ctx.args) == {"text": "hello"},
-        f"post_tool_call saw {ctx!r}",
-    )
-    _expect(setup.seen("failure") == [] and setup.seen("denied") == [], "a failure or denial observer fired")
-
-
-def _raising_gate_denies(driver: Driver) -> None:
-    setup = _Setup()
-
-    @setup.registry.pre_tool_call_decide(name="exploding-gate")
-    def exploding_gate(ctx: PreToolCallDecideContext) -> HookResult:
-        msg = "policy backend unreachable"
-        raise ConnectionError(msg)
-
-    seen = _run(setup, driver, {"text": "hello"})
-    _expect(setup.tool.calls == [], f"the tool ran with {setup.tool.calls} although its gate raised")
-    _expect("exploding-gate" in seen, f"the model saw {seen!r}, not the denial naming the failed gate")
-
-
-def _ask_goes_to_on_interaction(driver: Driver) -> None:
-    setup = _Setup()
-    questions: list[str] = []
-    setup.registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
-    seen = _run(setup, driver, {"text": "hello"})
-    _expect(setup.tool.calls == [], f"the tool ran with {setup.tool.calls} although nobody answered the ask")
-    _expect("no interaction hook" in seen, f"the model saw {seen!r}, not the denial of an unanswered ask")
-
-    @setup.registry.on_interaction
-    def approve(ctx: OnInteractionContext) -> HookResult:
-        questions.append(ctx.question)
-        return HookResult.allow()
-
-    seen = _run(setup, driver, {"text": "hello"})
-    _expect(questions == ["may echo run?"], f"on_interaction was asked {questions}, expected the gate's question")
-    _expect(setup.tool.calls == [{"text": "hello"}], f"the approved tool ran with {setup.tool.calls}")
-    _expect("hello" in seen, f"the model saw {seen!r}, not the approved call's result")
-
-
-def _result_rewrite_reaches_model(driver: Driver) -> None:
-    setup = _Setup()
-
-    @setup.registry.transform_tool_result(tools=TOOL_NAME)
-    def shout(ctx: TransformToolResultContext) -> str:
-        return ctx.presentation.upper()
-
-    setup.registry.post_tool_call(setup.record("post"))
-    seen = _run(setup, driver, {"text": "hello"})
-    _expect("HELLO" in seen, f"the model saw {seen!r}, not the rewritten result 'HELLO'")
-    posts = setup.seen("post")
-    _expect(
-        len(posts) == 1 and isinstance(posts[0], PostToolCallContext) and posts[0].result == "HELLO",
-        f"post_tool_call saw {posts}, expected the rewritten result once",
-    )
-
-
-SCENARIOS: tuple[Scenario, ...] = (
-    Scenario("deny_reaches_model", _deny_reaches_model),
-    Scenario("input_transforms_chain", _input_transforms_chain),
-    Scenario("error_text_from_on_tool_error", _error_text_from_hook),
-    Scenario("observers_fire_once", _observers_fire_once),
-    Scenario("raising_gate_denies", _raising_gate_denies),
-    Scenario("ask_goes_to_on_interaction", _ask_goes_to_on_interaction),
-    Scenario("result_rewrite_reaches_model", _result_rewrite_reaches_model),
-)
-"""Every scenario an adapter must pass, in a fixed order."""
-
-
-def run_conformance(driver: Driver) -> None:
-    """Run every scenario in `SCENARIOS` against `driver`.
-
-    Raises:
-        AssertionError: The first scenario the driver failed, named in the message.
-    """
-    for scenario in SCENARIOS:
-        scenario.check(driver)
-
-
-# --- the run contract ---------------------------------------------------------------
-#
-# The scenarios above check one tool call through a one-call driver. The run
-# contract (the tool-call flow with its failure paths, the run's start and end,
-# stops, cancellation, reuse) needs a richer driver: a `Framework` wires a
-# registry and two recording tools into the framework's real loop once, and the
-# resulting `Wiring` plays scripted model answers as many times as a scenario asks.
-
-
 class ReportedError(Exception):
-    """Raised by a kit tool to ask the driver for a failure reported the framework's own way.
+    """Raised by a kit tool to ask the wiring for a failure reported the framework's own way.
 
-    A driver's tool wrapper catches it and fails the call as its framework
+    A wiring's tool wrapper catches it and fails the call as its framework
     reports tool failures without an exception escaping the tool: an error
     result (Strands ``status: "error"``, a LangChain ``ToolException`` under
     ``handle_tool_error``), a retry request (pydantic-ai ``ModelRetry``), and so on.
@@ -412,7 +139,7 @@ class Answer:
     Attributes:
         text: The answer text.
         calls: The tool calls, in order (several: parallel calls in one turn).
-        truncated: The model stopped at its output cap; the driver reports it the
+        truncated: The model stopped at its output cap; the wiring reports it the
             framework's own way (``"length"``, ``"max_tokens"``, ``"MAX_TOKENS"``...).
         error: The model call raises this instead of answering.
         hang: The model call never returns (until cancelled).
@@ -490,10 +217,6 @@ class Framework(Protocol):
             The wiring, reusable across runs.
         """
         ...
-
-
-OTHER_TOOL = "other"
-"""The second tool every run-contract wiring offers, with echo's signature."""
 
 
 @dataclass
@@ -588,6 +311,17 @@ _TOOL_POINTS = (
 _DONE = Answer(text="done")
 
 
+def _expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise AssertionError(message)
+
+
+async def _one_call(setup: _Run, framework: Framework, streamed: bool, text: str = "hi") -> RunReport:
+    """Run once: the model calls echo with `text` (call id ``call-1``), then answers."""
+    answers = (Answer(calls=(Call({"text": text}),)), _DONE)
+    return await setup.wire(framework).run(answers, prompt=f"echo {text}", streamed=streamed)
+
+
 def _message(report: RunReport, call_id: str) -> str:
     _expect(call_id in report.tool_messages, f"the model read nothing for call {call_id!r}: {report.tool_messages}")
     return report.tool_messages[call_id]
@@ -616,6 +350,10 @@ async def _parallel_calls_one_denied(framework: Framework, streamed: bool) -> No
     _expect("b is off limits" in _message(report, "call-b"), f"the model read {report.tool_messages}")
     denied = setup.seen("permission_denied")
     _expect([d.call_id for d in denied] == ["call-b"], f"permission_denied fired for {denied}, expected call-b")
+    _expect(
+        denied[0].tool_name == TOOL_NAME and denied[0].reason == "b is off limits",
+        f"permission_denied saw {denied[0]!r}",
+    )
     _expect(len(setup.seen("post_tool_call")) == 1, "post_tool_call did not fire exactly once")
     _ended(setup, "completed")
 
@@ -653,6 +391,123 @@ async def _tool_ask_notifies_first(framework: Framework, streamed: bool) -> None
     _expect(
         setup.order() == ["notification", "on_interaction"],
         f"points fired {setup.order()}, expected notification then on_interaction",
+    )
+    questions = [ctx.question for ctx in setup.seen("on_interaction")]
+    _expect(questions == ["may echo run?"], f"on_interaction was asked {questions}, expected the gate's question")
+
+
+async def _interaction_deny_fires_permission_denied(framework: Framework, streamed: bool) -> None:
+    for answer in (None, HookResult.deny("the user said no")):
+        setup = _Run()
+        setup.observe(HookPoint.PERMISSION_DENIED, HookPoint.POST_TOOL_CALL)
+        setup.registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
+        if answer is not None:
+            setup.answer(answer)
+        reason = "no interaction hook" if answer is None else answer.reason
+        seen = _message(await _one_call(setup, framework, streamed), "call-1")
+        label = "an unanswered ask" if answer is None else f"an ask answered {answer!r}"
+        _expect(setup.ran() == [], f"the tool ran with {setup.ran()} after {label}")
+        _expect(reason in seen, f"the model read {seen!r} after {label}, not the deny's reason {reason!r}")
+        denied = setup.seen("permission_denied")
+        _expect(len(denied) == 1, f"permission_denied fired {len(denied)} times after {label}, expected once")
+        _expect(denied[0].call_id == "call-1" and reason in denied[0].reason, f"permission_denied saw {denied[0]!r}")
+        _expect(setup.seen("post_tool_call") == [], f"post_tool_call fired after {label}")
+
+
+_EXPLODING_GATE = "kit-exploding-gate"
+
+
+async def _raising_gate_denies(framework: Framework, streamed: bool) -> None:
+    setup = _Run()
+    setup.observe(HookPoint.PERMISSION_DENIED)
+
+    @setup.registry.pre_tool_call_decide(name=_EXPLODING_GATE)
+    def exploding_gate(ctx: PreToolCallDecideContext) -> HookResult:
+        msg = "policy backend unreachable"
+        raise ConnectionError(msg)
+
+    with _expected_failure(_EXPLODING_GATE):
+        seen = _message(await _one_call(setup, framework, streamed), "call-1")
+    _expect(setup.ran() == [], f"the tool ran with {setup.ran()} although its gate raised")
+    _expect(_EXPLODING_GATE in seen, f"the model read {seen!r}, not the denial naming the failed gate")
+    _expect(len(setup.seen("permission_denied")) == 1, "permission_denied did not fire once for the failed gate")
+
+
+@contextlib.contextmanager
+def _expected_failure(hook: str) -> Iterator[None]:
+    """Keep the log record of `hook`'s failure, which the scenario causes on purpose, off the application's logs.
+
+    With logging not set up, Python's last-resort handler would print it to stderr during a passing run.
+    """
+    logger = logging.getLogger("hookreg")
+
+    def unexpected(record: logging.LogRecord) -> bool:
+        return getattr(record, "hook", None) != hook
+
+    logger.addFilter(unexpected)
+    try:
+        yield
+    finally:
+        logger.removeFilter(unexpected)
+
+
+async def _input_transforms_chain(framework: Framework, streamed: bool) -> None:
+    setup = _Run()
+    gated: list[dict[str, object]] = []
+
+    @setup.registry.transform_tool_input(tools=TOOL_NAME)
+    def add_prefix(ctx: PreToolCallDecideContext) -> Mapping[str, object]:
+        return {**ctx.args, "prefix": "["}
+
+    @setup.registry.transform_tool_input(tools=TOOL_NAME)
+    def close_prefix(ctx: PreToolCallDecideContext) -> Mapping[str, object]:
+        # Only a chained call sees the first transform's prefix.
+        return {**ctx.args, "suffix": "]" if ctx.args.get("prefix") == "[" else "<unchained>"}
+
+    @setup.registry.pre_tool_call_decide(tools=TOOL_NAME)
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(_explicit(ctx.args))
+        return HookResult.allow()
+
+    seen = _message(await _one_call(setup, framework, streamed, "hello"), "call-1")
+    expected = {"text": "hello", "prefix": "[", "suffix": "]"}
+    _expect(gated == [expected], f"the gate saw {gated}, expected [{expected}] (the rewritten args, once)")
+    _expect(setup.ran() == [expected], f"the tool ran with {setup.ran()}, expected [{expected}]")
+    _expect("[hello]" in seen, f"the model read {seen!r}, not the result of the rewritten call '[hello]'")
+
+
+async def _observers_fire_once(framework: Framework, streamed: bool) -> None:
+    setup = _Run()
+    setup.observe(*_TOOL_POINTS)
+    seen = _message(await _one_call(setup, framework, streamed, "hello"), "call-1")
+    _expect(setup.ran() == [{"text": "hello"}], f"the tool ran with {setup.ran()}, expected one call")
+    _expect("hello" in seen, f"the model read {seen!r}, not the tool result 'hello'")
+    posts: list[PostToolCallContext] = setup.seen("post_tool_call")
+    _expect(len(posts) == 1, f"post_tool_call fired {len(posts)} times, expected once")
+    _expect(
+        posts[0].tool_name == TOOL_NAME
+        and posts[0].result == "hello"
+        and posts[0].raw_result == "hello"
+        and _explicit(posts[0].args) == {"text": "hello"},
+        f"post_tool_call saw {posts[0]!r}",
+    )
+    others = [name for name in setup.order() if name not in {"post_tool_call", "transform_tool_result"}]
+    _expect(others == [], f"{others} fired for a call that ran and succeeded")
+
+
+async def _result_rewrite_reaches_model(framework: Framework, streamed: bool) -> None:
+    setup = _Run()
+    setup.observe(HookPoint.POST_TOOL_CALL)
+
+    @setup.registry.transform_tool_result(tools=TOOL_NAME)
+    def shout(ctx: TransformToolResultContext) -> str:
+        return ctx.presentation.upper()
+
+    seen = _message(await _one_call(setup, framework, streamed, "hello"), "call-1")
+    _expect("HELLO" in seen, f"the model read {seen!r}, not the rewritten result 'HELLO'")
+    posts: list[PostToolCallContext] = setup.seen("post_tool_call")
+    _expect(
+        [post.result for post in posts] == ["HELLO"], f"post_tool_call saw {posts}, expected the rewritten result once"
     )
 
 
@@ -695,7 +550,7 @@ def _invalid_call_scenario(
 async def _tool_fails(framework: Framework, streamed: bool) -> None:
     for error in (RuntimeError("echo broke"), ReportedError("echo reported a failure")):
         setup = _Run()
-        setup.observe(*_TOOL_POINTS)
+        setup.observe(*_TOOL_POINTS, HookPoint.ON_TOOL_ERROR)
 
         def broken(error: Exception = error, **kwargs: object) -> str:
             raise error
@@ -713,6 +568,13 @@ async def _tool_fails(framework: Framework, streamed: bool) -> None:
         _expect(
             "hook says" in _message(report, "call-1"), f"the model read {report.tool_messages}, not on_tool_error's"
         )
+        errors = [ctx.error for ctx in setup.seen("on_tool_error")]
+        _expect(len(errors) == 1, f"on_tool_error fired {len(errors)} times for a {label}, expected once")
+        if not isinstance(error, ReportedError):  # the framework reports that one as its own error type
+            _expect(
+                type(errors[0]) is type(error) and str(errors[0]) == str(error),
+                f"on_tool_error saw {errors[0]!r}, not the tool's {error!r}",
+            )
 
 
 class _FailingTool(RecordingTool):
@@ -906,7 +768,12 @@ class _TurnCount:
 RUN_SCENARIOS: tuple[RunScenario, ...] = (
     RunScenario("parallel_calls_one_denied", _parallel_calls_one_denied),
     RunScenario("deny_with_empty_reason", _deny_with_empty_reason),
+    RunScenario("raising_gate_denies", _raising_gate_denies),
+    RunScenario("input_transforms_chain", _input_transforms_chain),
+    RunScenario("observers_fire_once", _observers_fire_once),
+    RunScenario("result_rewrite_reaches_model", _result_rewrite_reaches_model),
     RunScenario("interaction_answers_do_not_fail_open", _interaction_answers_do_not_fail_open),
+    RunScenario("interaction_deny_fires_permission_denied", _interaction_deny_fires_permission_denied),
     RunScenario("tool_ask_notifies_first", _tool_ask_notifies_first),
     RunScenario("non_object_arguments", _invalid_call_scenario(Call('["hi"]'), ToolErrorKind.INVALID_ARGS)),
     RunScenario("malformed_arguments", _invalid_call_scenario(Call('{"text": "hi'), ToolErrorKind.INVALID_ARGS)),

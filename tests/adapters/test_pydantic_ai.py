@@ -85,16 +85,13 @@ from hookreg._lifecycle import STOPPED_NOTICE
 from hookreg.adapters.pydantic_ai import HookregCapability, hookreg_capability
 from hookreg.testing.conformance import (
     OTHER_TOOL,
-    SCENARIOS,
     TOOL_NAME,
-    AgentRun,
     Answer,
     Call,
     RecordingTool,
     ReportedError,
     RunReport,
     RunScenario,
-    Scenario,
     run_contract_cases,
 )
 
@@ -141,19 +138,13 @@ def make_agent(registry: HookRegistry, tool: Callable[..., str], model: Function
     return agent
 
 
-def drive(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> AgentRun:
+def drive(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> str:
     """Run a pydantic-ai agent once with the adapter and report what the model saw."""
     seen: list[str] = []
     result = asyncio.run(make_agent(registry, tool, scripted_model(args, seen)).run("please echo"))
     assert result.output == "done"
     assert len(seen) == 1, seen
-    return AgentRun(tool_output_seen_by_model=seen[0])
-
-
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
-def test_conformance(scenario: Scenario) -> None:
-    """The pydantic-ai adapter passes every conformance scenario in a real agent loop."""
-    scenario.check(drive)
+    return seen[0]
 
 
 def test_async_hooks_and_async_run() -> None:
@@ -187,8 +178,8 @@ def test_result_rewrite_reaches_model_and_observers() -> None:
         raws.append(ctx.raw_result)
         return ctx.presentation.replace("secret", "[redacted]")
 
-    run = drive(registry, RecordingTool(), {"text": "my secret"})
-    assert run.tool_output_seen_by_model == "my [redacted]"
+    seen = drive(registry, RecordingTool(), {"text": "my secret"})
+    assert seen == "my [redacted]"
     assert raws == ["my secret"]
 
 
@@ -642,7 +633,7 @@ def test_a_deny_without_a_reason_never_runs_the_tool() -> None:
     hostile = copy.copy(HookResult.deny("x"))
     object.__setattr__(hostile, "reason", None)  # what a careless gate could hand back before reasons were checked
     registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: hostile, name="careless")
-    seen = drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model
+    seen = drive(registry, tool, {"text": "hi"})
     assert tool.calls == []
     assert "careless" in seen
 

@@ -64,16 +64,13 @@ from hookreg import (
 from hookreg._lifecycle import STOPPED_NOTICE
 from hookreg.adapters.strands import HookregProvider, ToolErrorResult
 from hookreg.testing.conformance import (
-    SCENARIOS,
     TOOL_NAME,
-    AgentRun,
     Answer,
     Call,
     RecordingTool,
     ReportedError,
     RunReport,
     RunScenario,
-    Scenario,
     run_contract_cases,
 )
 
@@ -179,17 +176,11 @@ def run_agent(
     return model, str(agent(prompt)).strip()
 
 
-def drive(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> AgentRun:
+def drive(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> str:
     """Run a Strands agent once and report the tool output the model saw."""
     model, _ = run_agent(registry, tool, [args, "done"])
     [seen] = model.tool_outputs
-    return AgentRun(tool_output_seen_by_model=seen)
-
-
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
-def test_conformance(scenario: Scenario) -> None:
-    """The Strands adapter passes every conformance scenario."""
-    scenario.check(drive)
+    return seen
 
 
 def test_async_hooks_run() -> None:
@@ -206,7 +197,7 @@ def test_async_hooks_run() -> None:
     async def shout(ctx: TransformToolResultContext) -> str:
         return ctx.presentation.upper()
 
-    assert drive(registry, RecordingTool(), {"text": "hi"}).tool_output_seen_by_model == "HI"
+    assert drive(registry, RecordingTool(), {"text": "hi"}) == "HI"
     assert gated == ["call-1"]
 
 
@@ -215,7 +206,7 @@ def test_result_rewrite_and_observed_result() -> None:
     registry, seen = HookRegistry(), list[object]()
     registry.transform_tool_result(lambda ctx: f"<{ctx.presentation}>")
     registry.post_tool_call(seen.append)
-    assert drive(registry, RecordingTool(), {"text": "hi"}).tool_output_seen_by_model == "<hi>"
+    assert drive(registry, RecordingTool(), {"text": "hi"}) == "<hi>"
     [post] = seen
     assert isinstance(post, PostToolCallContext)
     assert (post.result, post.raw_result, post.call_id, post.run.turn) == ("<hi>", "hi", "call-1", 1)
@@ -225,7 +216,7 @@ def test_tool_error_without_on_tool_error_keeps_strands_text() -> None:
     """Without on_tool_error hooks the model reads Strands' own error text, and the failure is observed."""
     registry, failures = HookRegistry(), list[object]()
     registry.post_tool_call_failure(failures.append)
-    assert drive(registry, RecordingTool(), {"text": "fail"}).tool_output_seen_by_model == "Error: echo failed"
+    assert drive(registry, RecordingTool(), {"text": "fail"}) == "Error: echo failed"
     assert len(failures) == 1
 
 
@@ -522,7 +513,7 @@ def test_a_deny_without_a_reason_never_runs_the_tool() -> None:
     hostile = copy.copy(HookResult.deny("x"))
     object.__setattr__(hostile, "reason", None)  # what a careless gate could hand back before reasons were checked
     registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: hostile, name="careless")
-    seen = drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model
+    seen = drive(registry, tool, {"text": "hi"})
     assert tool.calls == []
     assert "careless" in seen
 
@@ -635,7 +626,7 @@ def test_an_interaction_answer_denying_without_a_reason_never_runs_the_tool() ->
     registry, tool = HookRegistry(), RecordingTool()
     registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
     registry.on_interaction(lambda ctx: HookResult.deny(""))
-    seen = drive(registry, tool, {"text": "hi"}).tool_output_seen_by_model
+    seen = drive(registry, tool, {"text": "hi"})
     assert tool.calls == []
     assert seen.strip() != ""
 
