@@ -362,9 +362,7 @@ async def _deny_with_empty_reason(framework: Framework, streamed: bool) -> None:
     setup = _Run()
     setup.observe(HookPoint.PERMISSION_DENIED)
     setup.registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult.deny(""), name="silent-gate")
-    report = await setup.wire(framework).run(
-        (Answer(calls=(Call({"text": "hi"}),)), _DONE), prompt="echo hi", streamed=streamed
-    )
+    report = await _one_call(setup, framework, streamed)
     _expect(setup.ran() == [], f"the tool ran with {setup.ran()} after a deny with an empty reason")
     _expect(_message(report, "call-1").strip() != "", "the model read an empty text for the denied call")
     _expect(len(setup.seen("permission_denied")) == 1, "permission_denied did not fire once")
@@ -375,9 +373,7 @@ async def _interaction_answers_do_not_fail_open(framework: Framework, streamed: 
         setup = _Run()
         setup.registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
         setup.answer(answer)
-        await setup.wire(framework).run(
-            (Answer(calls=(Call({"text": "hi"}),)), _DONE), prompt="echo hi", streamed=streamed
-        )
+        await _one_call(setup, framework, streamed)
         _expect(setup.ran() == [], f"the tool ran after on_interaction answered {answer!r}")
 
 
@@ -386,7 +382,7 @@ async def _tool_ask_notifies_first(framework: Framework, streamed: bool) -> None
     setup.observe(HookPoint.NOTIFICATION)
     setup.registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
     setup.answer(HookResult.allow())
-    await setup.wire(framework).run((Answer(calls=(Call({"text": "hi"}),)), _DONE), prompt="go", streamed=streamed)
+    await _one_call(setup, framework, streamed)
     _expect(setup.ran() == [{"text": "hi"}], f"the approved tool ran with {setup.ran()}")
     _expect(
         setup.order() == ["notification", "on_interaction"],
@@ -557,9 +553,7 @@ async def _tool_fails(framework: Framework, streamed: bool) -> None:
 
         setup.tools[TOOL_NAME] = _FailingTool(broken)
         setup.registry.on_tool_error(lambda ctx: f"hook says: {type(ctx.error).__name__}")
-        report = await setup.wire(framework).run(
-            (Answer(calls=(Call({"text": "hi"}),)), _DONE), prompt="go", streamed=streamed
-        )
+        report = await _one_call(setup, framework, streamed)
         label = type(error).__name__
         failures = setup.seen("post_tool_call_failure")
         _expect(len(failures) == 1, f"post_tool_call_failure fired {len(failures)} times for a {label}")
@@ -749,7 +743,7 @@ async def _turn_scope(framework: Framework, streamed: bool) -> None:
     def count(ctx: OnSessionEndContext) -> None:
         fresh.append((ctx.run.scratchpad.get(_TurnCount) or _TurnCount()).n == 2)
 
-    await setup.wire(framework).run((Answer(calls=(Call({"text": "hi"}),)), _DONE), prompt="go", streamed=streamed)
+    await _one_call(setup, framework, streamed)
     _expect(fresh == [True, True, True], f"turn scopes fresh / run scope kept: {fresh}, expected all True")
 
 
