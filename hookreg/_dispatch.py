@@ -16,9 +16,9 @@ need on first use.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Generator, Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Literal, cast, final
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast, final
 
 from hookreg._context import PermissionDeniedContext, PreToolCallDecideContext
 from hookreg._errors import HookTypeError, StopRun
@@ -29,11 +29,14 @@ from hookreg._results import Decision, HookResult, ToolCallResolution, replace
 from hookreg._rules import OK, RAISED, calls_hooks, machinery, marked_by
 
 if TYPE_CHECKING:
+    from types import CoroutineType
+
     from hookreg._registration import Registration
     from hookreg._trace import Trace
     from hookreg.policy import Policy, Rule
 
 __all__ = [
+    "DispatchCoroutine",
     "adecide",
     "anotify",
     "aresolve_tool_call",
@@ -44,7 +47,6 @@ __all__ = [
     "resolving",
     "transform",
 ]
-
 
 
 @final
@@ -106,11 +108,8 @@ def decide(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
 
 
 @calls_hooks
-async def adecide(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
-    """Run the gates of `point` in order; return the first result that is not a pass.
-
-    Async hooks are awaited, with their timeouts; sync hooks are called inline.
-    """
+async def _adecide(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
+    """The coroutine `adecide` wraps: what awaiting it runs."""
     try:
         plan = self._decide[point]
     except (KeyError, TypeError):
@@ -168,11 +167,8 @@ def transform(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
 
 
 @calls_hooks
-async def atransform(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
-    """Chain the transforms of `point`; return the final subject (the original object when unchanged).
-
-    Async hooks are awaited, with their timeouts; sync hooks are called inline.
-    """
+async def _atransform(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
+    """The coroutine `atransform` wraps: what awaiting it runs."""
     try:
         plan = self._transform[point]
     except (KeyError, TypeError):
@@ -234,11 +230,8 @@ def notify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:  # noqa
 
 
 @calls_hooks
-async def anotify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:  # noqa: PLR0911 -- one exit per path of the loop
-    """Call every observer of `point`, in order.
-
-    Async hooks are awaited, with their timeouts; sync hooks are called inline.
-    """
+async def _anotify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:  # noqa: PLR0911 -- one exit per path of the loop
+    """The coroutine `anotify` wraps: what awaiting it runs."""
     try:
         plan = self._notify[point]
     except (KeyError, TypeError):
@@ -307,18 +300,18 @@ def resolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> T
     return ToolCallResolution(args=args, result=result, rewritten=args is not ctx.args)
 
 
-async def aresolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
-    """The async twin of `resolve_tool_call`: awaits async hooks, calls sync ones inline."""
+async def _aresolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
+    """The coroutine `aresolve_tool_call` wraps: what awaiting it runs."""
     token = _RESOLVING.set(_Resolve())
     try:
-        args = await atransform(self, HookPoint.TRANSFORM_TOOL_INPUT, ctx)
+        args = await _atransform(self, HookPoint.TRANSFORM_TOOL_INPUT, ctx)
         gate_ctx = _gate_context(ctx, args)
         denied = None
         try:
-            result = await adecide(self, HookPoint.PRE_TOOL_CALL_DECIDE, gate_ctx)
+            result = await _adecide(self, HookPoint.PRE_TOOL_CALL_DECIDE, gate_ctx)
             if result.decision is Decision.DENY:
                 denied = _denied_context(gate_ctx, result)
-                await anotify(self, HookPoint.PERMISSION_DENIED, denied)
+                await _anotify(self, HookPoint.PERMISSION_DENIED, denied)
         except StopRun as stop:
             _salvage(stop, ctx, args, gate_ctx, denied)
             raise
@@ -349,6 +342,94 @@ def _salvage(stop: StopRun, ctx: PreToolCallDecideContext, args: Mapping[str, ob
     """
     if any(marked_by(stop) is mine for mine in made):
         stop.effective_args = None if args is ctx.args else args
+
+
+# --- what the a-methods return --------------------------------------------------
+
+
+class DispatchCoroutine(Coroutine[Any, Any, Any]):
+    """What an a-method returns: the native coroutine running its dispatch, whose truth value raises.
+
+    A coroutine is truthy, so ``if registry.adecide(...):`` with the ``await``
+    forgotten would take the allow branch of a deny (DESIGN §6). Everything but
+    ``bool()`` goes to the native coroutine, so this works wherever a coroutine
+    does, and never started it warns once (the native coroutine's own warning).
+    """
+
+    __slots__ = ("_coro",)
+
+    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self._coro = coro
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self._coro.__await__()
+
+    def send(self, value: Any) -> Any:
+        """Start or resume the dispatch (what an event loop calls)."""
+        return self._coro.send(value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        """Raise `typ` inside the dispatch."""
+        # The one-argument form: the three-argument one is deprecated from Python 3.12.
+        return self._coro.throw(typ) if val is None and tb is None else self._coro.throw(typ, val, tb)
+
+    def close(self) -> None:
+        """End the dispatch; one never started then runs no hook and warns of nothing."""
+        self._coro.close()
+
+    def __bool__(self) -> NoReturn:
+        method = cast("CoroutineType[Any, Any, Any]", self._coro).__name__  # always an async def's coroutine
+        msg = (
+            f"Cannot take the truth value of registry.{method}(...): it was not awaited, so no hook ran "
+            f"and it would count as true. Write `await registry.{method}(...)` and test its result."
+        )
+        raise HookTypeError(msg)
+
+    def __repr__(self) -> str:
+        return repr(self._coro)
+
+
+def _named(native: Callable[..., Any], method: str) -> None:
+    """Name `native` after the method it serves, as Python's never-awaited warning and `__bool__` show it."""
+    native.__name__ = method
+    native.__qualname__ = f"HookRegistry.{method}"
+
+
+_named(_adecide, "adecide")
+_named(_atransform, "atransform")
+_named(_anotify, "anotify")
+_named(_aresolve_tool_call, "aresolve_tool_call")
+
+# Written out rather than made by a decorator: a generic ``*args`` wrapper costs a tuple per call.
+
+
+def adecide(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
+    """Run the gates of `point` in order; return the first result that is not a pass.
+
+    Async hooks are awaited, with their timeouts; sync hooks are called inline.
+    """
+    return DispatchCoroutine(_adecide(self, point, ctx))
+
+
+def atransform(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
+    """Chain the transforms of `point`; return the final subject (the original object when unchanged).
+
+    Async hooks are awaited, with their timeouts; sync hooks are called inline.
+    """
+    return DispatchCoroutine(_atransform(self, point, ctx))
+
+
+def anotify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
+    """Call every observer of `point`, in order.
+
+    Async hooks are awaited, with their timeouts; sync hooks are called inline.
+    """
+    return DispatchCoroutine(_anotify(self, point, ctx))
+
+
+def aresolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> Any:
+    """The async twin of `resolve_tool_call`: awaits async hooks, calls sync ones inline."""
+    return DispatchCoroutine(_aresolve_tool_call(self, ctx))
 
 
 # --- the methods that reach above the registry core (imported on first use) ------

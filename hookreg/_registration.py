@@ -11,7 +11,7 @@ import re
 import types
 import warnings
 from _thread import RLock  # threading's RLock, without importing threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 from hookreg._errors import DuplicateHookWarning, HookReturnError, HookSignatureError, HookTypeError, HookValueError
@@ -202,7 +202,7 @@ def wrong_return(spec: PointSpec, reg: Registration, value: object) -> HookRetur
 
     hint = "Return one of the expected values."
     if inspect.isawaitable(value):
-        if inspect.iscoroutine(value):
+        if isinstance(value, Coroutine):  # a native one, or an a-method's (hookreg._dispatch.DispatchCoroutine)
             value.close()  # never awaited: close it so Python does not warn later
         hint = "It returned an awaitable from a sync callable: make it an async def, or return the value."
     msg = f"Hook {reg.name!r} at {spec.point} returned {type(value).__name__}; expected {spec.expected}. {hint}"
