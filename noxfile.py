@@ -17,8 +17,7 @@ nox.options.reuse_existing_virtualenvs = True
 def slow(session: nox.Session) -> None:
     """Run the tests a plain ``pytest`` leaves out: type checkers, the docs site, the notebook kernel, stress runs."""
     session.install("-e", ".[dev]")
-    # Coverage belongs to the full run (`pytest --slow`): these tests alone do not cover the core.
-    session.run("pytest", "-m", "slow", "--no-cov", *session.posargs)
+    session.run("pytest", "-m", "slow", *session.posargs)
 
 
 @nox.session

@@ -1,4 +1,4 @@
-"""The two test runs: ``pytest`` leaves the slow tests out, ``pytest --slow`` (what .ci/run calls) runs everything."""
+"""The two test runs: ``pytest`` leaves the slow tests out; ``pytest --slow --cov`` (.ci/run calls it) runs all."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FULL = "pip install -e '.[dev]' && pytest --slow"
+FULL = "pip install -e '.[dev]' && pytest --slow --cov"
 
 
 @pytest.fixture
