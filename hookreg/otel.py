@@ -39,6 +39,12 @@ the ``reason`` a hook wrote for the model when it denied, asked or stopped
 (``hookreg.reason``, the text the ``hook_denied`` and ``run_stopped`` log events
 carry). Exceptions are not recorded with `Span.record_exception`, whose event
 holds the message and the traceback.
+
+Telemetry never changes a run: a tracer, span processor or exporter raising
+an `Exception` costs that span (the dispatch goes on without it), and the
+first such failure is logged once per instrumentation as ``otel_failed``
+(warning, the exception type only). A `KeyboardInterrupt` or the like still
+propagates. Span work happens outside a hook's timed region.
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ except ImportError as _import_error:
     raise ImportError(_msg, name=_import_error.name) from _import_error
 
 from hookreg._errors import HookReturnError, HookTypeError, HookValueError, StopRun
+from hookreg._log import log
 from hookreg._points import HookPoint, HookStyle
 from hookreg._registry import RegistryCore
 from hookreg._results import HookResult
@@ -130,13 +137,14 @@ class Instrumentation(Watcher):
     span. Once stopped it stays stopped: call `instrument` again to resume.
     """
 
-    __slots__ = ("_registry", "_tracer")
+    __slots__ = ("_logged", "_registry", "_tracer")
 
     def __init__(self, registry: RegistryCore, tracer: otel_trace.Tracer) -> None:
         """Use `instrument`: this does not start anything."""
         super().__init__()
         self._registry = registry
         self._tracer = tracer
+        self._logged = False  # whether otel_failed was logged: once per instrumentation
 
     @property
     def is_instrumented(self) -> bool:
@@ -171,32 +179,52 @@ class Instrumentation(Watcher):
             attributes["gen_ai.tool.name"] = tool_name
         if isinstance(call_id, str):
             attributes["gen_ai.tool.call.id"] = call_id
-        span = self._tracer.start_span(f"hookreg {point.value}", attributes=attributes)
-        return span, otel_context.attach(otel_trace.set_span_in_context(span))
+        try:
+            span = self._tracer.start_span(f"hookreg {point.value}", attributes=attributes)
+            return span, otel_context.attach(otel_trace.set_span_in_context(span))
+        except Exception as exc:  # noqa: BLE001 -- telemetry never changes a dispatch (DESIGN §11)
+            self._failed(exc)
+            return None  # this dispatch goes on without a span
 
     def call(self, token: object, call: HookCall) -> None:
         """Add the call's ``hookreg.hook`` event to the dispatch's span."""
-        span = cast("_Token", token)[0]
-        if not span.is_recording():
+        if token is None:
             return
-        attributes: dict[str, AttributeValue] = {
-            "hookreg.hook.name": call.hook,
-            "hookreg.hook.outcome": call.outcome,
-            "hookreg.hook.duration_ms": call.duration_ms,
-        }
-        if call.exc_type is not None:
-            attributes["error.type"] = call.exc_type
-        span.add_event("hookreg.hook", attributes)
+        span = cast("_Token", token)[0]
+        try:
+            if not span.is_recording():
+                return
+            attributes: dict[str, AttributeValue] = {
+                "hookreg.hook.name": call.hook,
+                "hookreg.hook.outcome": call.outcome,
+                "hookreg.hook.duration_ms": call.duration_ms,
+            }
+            if call.exc_type is not None:
+                attributes["error.type"] = call.exc_type
+            span.add_event("hookreg.hook", attributes)
+        except Exception as exc:  # noqa: BLE001 -- telemetry never changes a dispatch (DESIGN §11)
+            self._failed(exc)
 
     def end(self, token: object, record: DispatchRecord) -> None:
         """Set what the dispatch did on its span, restore the context it started in, and end the span."""
+        if token is None:
+            return
         span, context_token = cast("_Token", token)
         try:
-            if span.is_recording():
-                _describe(span, record)
-        finally:
-            otel_context.detach(context_token)
-            span.end()
+            try:
+                if span.is_recording():
+                    _describe(span, record)
+            finally:
+                otel_context.detach(context_token)  # first: the caller gets its context back whatever the span does
+                span.end()
+        except Exception as exc:  # noqa: BLE001 -- telemetry never changes a dispatch (DESIGN §11)
+            self._failed(exc)
+
+    def _failed(self, exc: Exception) -> None:
+        """Log the first failure of the tracer, a span, a processor or an exporter; the type only (DESIGN §7)."""
+        if not self._logged:
+            self._logged = True
+            log("warning", "otel_failed", exc_type=type(exc).__name__)
 
 
 def _describe(span: otel_trace.Span, record: DispatchRecord) -> None:
