@@ -18,7 +18,7 @@ import ssl
 import subprocess
 import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import IO, Any, Final, cast, final
 
 __all__ = ["Failure", "Launch", "Post", "Ran", "apost", "arun", "expand", "post", "run"]
@@ -127,13 +127,22 @@ def _kill(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+@contextlib.contextmanager
+def _starting() -> Iterator[None]:
+    """A hook that cannot be started is that failure."""
+    try:
+        yield
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the command, its arguments or its environment
+        raise Failure("could not be started", type(exc).__name__) from None
+
+
 def _environment(launch: Launch) -> dict[str, str] | None:
     return {**os.environ, **launch.env} if launch.env else None
 
 
 def run(launch: Launch, body: bytes) -> Ran:
-    """The sync path: ``subprocess``; past its timeout or limit the process group is killed and left behind."""
-    try:
+    """The sync path: ``subprocess``; past its timeout or limit the process group is killed, and we return."""
+    with _starting():
         process = subprocess.Popen(
             launch.program,
             bufsize=0,
@@ -143,8 +152,6 @@ def run(launch: Launch, body: bytes) -> Ran:
             env=_environment(launch),
             start_new_session=True,
         )
-    except OSError as exc:
-        raise Failure("could not be started", type(exc).__name__) from None
     deadline = time.monotonic() + launch.timeout
     answered = False
     try:
@@ -203,14 +210,13 @@ class _Collector(asyncio.SubprocessProtocol):
     def __init__(self, limit: int) -> None:
         self.output = _Output(limit)
         self.failure: Failure | None = None
-        self.answered = asyncio.get_running_loop().create_future()  # stdout and stderr closed, process exited
-        self.finished = asyncio.get_running_loop().create_future()  # every pipe closed, process exited
+        self.finished = asyncio.get_running_loop().create_future()  # every pipe closed, the process exited
+        self.answered = asyncio.get_running_loop().create_future()  # finished, or printed past the limit
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
-        if self.failure is None:
-            self.failure = self.output.add(fd, data)
-            if self.failure is not None:
-                _settle(self.answered)
+        self.failure = self.failure or self.output.add(fd, data)  # past the limit, the rest is dropped
+        if self.failure is not None:
+            _settle(self.answered)
 
     def connection_lost(self, exc: Exception | None) -> None:
         _settle(self.answered)
@@ -226,7 +232,7 @@ async def arun(launch: Launch, body: bytes) -> Ran:
     """The async path: an asyncio subprocess; past its timeout or limit (or on cancellation) the group is killed."""
     loop = asyncio.get_running_loop()
     collector = _Collector(launch.limit)
-    try:
+    with _starting():
         transport, _ = await loop.subprocess_exec(
             lambda: collector,
             *launch.program,
@@ -236,8 +242,6 @@ async def arun(launch: Launch, body: bytes) -> Ran:
             env=_environment(launch),
             start_new_session=True,
         )
-    except OSError as exc:
-        raise Failure("could not be started", type(exc).__name__) from None
     try:
         stdin = cast("asyncio.WriteTransport", transport.get_pipe_transport(0))
         stdin.write(body)
@@ -330,7 +334,8 @@ def post(request: Post, body: bytes) -> Ran:
     headers = {"Host": parts.netloc.rpartition("@")[2], "Content-Type": "application/json", **request.headers}
     try:
         with contextlib.closing(_connect(parts, deadline)) as sock:
-            connection = http.client.HTTPConnection("unused")  # formats and parses only: it talks through `sock`
+            # http.client only writes the request and parses the answer: it never connects, its socket is given.
+            connection = http.client.HTTPConnection(parts.hostname or "")
             connection.sock = _DeadlineSocket(sock, deadline)
             connection.request("POST", target, body, headers)
             response = connection.getresponse()

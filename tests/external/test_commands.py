@@ -93,8 +93,8 @@ def test_undecodable_output_is_replaced(surface: Surface) -> None:
 
 
 def test_a_hook_that_does_not_read_its_stdin_still_answers(surface: Surface) -> None:
-    """A body larger than a pipe holds, sent to a hook that exits without reading it, is no failure."""
-    ran = answer(surface, shell("echo done"), b"x" * MIB)
+    """A body larger than a pipe holds, sent to a hook that closes its stdin unread, is no failure."""
+    ran = answer(surface, shell("exec 0<&-; echo done"), b"x" * MIB)
     assert ran == Ran(0, "done\n", "")
 
 
@@ -131,16 +131,21 @@ def test_the_environment_adds_to_the_parents(surface: Surface, monkeypatch: pyte
 
 
 @pytest.mark.parametrize(
-    ("argv", "shell_name"), [(("/no/such/program",), None), (None, "/no/such/shell")], ids=["argv", "shell"]
+    ("command", "argv", "shell_name", "kind"),
+    [
+        (None, ("/no/such/program",), None, "FileNotFoundError"),
+        ("true", None, "/no/such/shell", "FileNotFoundError"),
+        ("echo \0", None, None, "ValueError"),
+    ],
+    ids=["argv", "shell", "null-byte"],
 )
 def test_a_program_that_cannot_start_is_a_failure(
-    surface: Surface, argv: tuple[str, ...] | None, shell_name: str | None
+    surface: Surface, command: str | None, argv: tuple[str, ...] | None, shell_name: str | None, kind: str
 ) -> None:
-    """A missing executable, or a missing shell, is "could not be started"."""
-    launch = Launch(None if argv else "true", argv, 30, shell=shell_name)
+    """A missing executable, a missing shell, or a command no process can be given, is "could not be started"."""
     with pytest.raises(Failure, match=r"^could not be started$") as caught:
-        answer(surface, launch)
-    assert caught.value.kind == "FileNotFoundError"
+        answer(surface, Launch(command, argv, 30, shell=shell_name))
+    assert caught.value.kind == kind
 
 
 @pytest.mark.parametrize(("command", "argv"), [(None, None), ("true", ("true",)), (None, ())])
