@@ -62,6 +62,8 @@ this module:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import dataclasses
 import itertools
 import json
@@ -76,11 +78,12 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 from hookreg import _commands
 from hookreg._commands import Failure, Ran
+from hookreg._context import PreModelCallContext, PreToolCallDecideContext, StopContext
 from hookreg._dispatch import resolving
 from hookreg._errors import HookTypeError, HookValueError, StopRun
 from hookreg._log import log
 from hookreg._points import HookPoint, HookStyle
-from hookreg._results import NO_ANSWER, Decision, HookResult
+from hookreg._results import NO_ANSWER, Decision, HookResult, RequestPatch
 from hookreg._surface import HookRegistry, HookReturn
 
 if TYPE_CHECKING:
@@ -97,8 +100,9 @@ _GATE: Final = (_P.TRANSFORM_TOOL_INPUT, _P.PRE_TOOL_CALL_DECIDE)
 _CLAUDE_EVENTS: Final[Mapping[str, tuple[HookPoint, ...]]] = {
     "PreToolUse": _GATE,
     "PermissionRequest": (_P.ON_INTERACTION,),
-    "PostToolUse": (_P.POST_TOOL_CALL,),
-    "PostToolUseFailure": (_P.POST_TOOL_CALL_FAILURE,),
+    # Their feedback is appended to what the model reads, so they run where the result is still text.
+    "PostToolUse": (_P.TRANSFORM_TOOL_RESULT,),
+    "PostToolUseFailure": (_P.ON_TOOL_ERROR,),
     "UserPromptSubmit": (_P.USER_PROMPT_SUBMIT,),
     "Stop": (_P.STOP,),
     "SubagentStart": (_P.SUBAGENT_START,),
@@ -127,10 +131,23 @@ _RECURSIVE_BY_KEY: Final = {name.casefold(): name for name in _RECURSIVE_EVENTS}
 _DEFAULT_TIMEOUT: Final[Mapping[Format, float]] = {"claude": 600.0, "recursive": 5.0}
 _SKIPPED_TYPES: Final = ("prompt", "agent", "mcp_tool")
 # Claude Code: a matcher of only these characters is a name or a list of names; anything else is a regex.
-_PLAIN_MATCHER: Final = re.compile(r"[A-Za-z0-9_\-, |]+")
+_PLAIN_MATCHER: Final = re.compile(r"[A-Za-z0-9_|]+")
 _RECURSIVE_MATCHER: Final = re.compile(r"([^()]+)\(([^()]+)\)")
 _FIRST_ARGS: Final = ("command", "path", "goal", "input")
-_NON_TOOL_MATCH_VALUES: Final = {"SessionStart": "startup", "PreCompact": "auto"}
+# Non-tool events whose matcher hookreg can honour: SessionStart's source, PreCompact's trigger.
+_MATCHED_EVENTS: Final = frozenset({"SessionStart", "PreCompact"})
+# What reaches the model from a hook's reason or added context; the rest is cut with a note.
+_REASON_LIMIT: Final = 8192
+# Events whose plain stdout on exit 0 is context for the model (Claude Code's rule).
+_STDOUT_IS_CONTEXT: Final = frozenset({"SessionStart", "UserPromptSubmit"})
+_ADDS_CONTEXT: Final = _STDOUT_IS_CONTEXT | {"PreToolUse", "PostToolUse"}
+_SHELLS: Final = {"bash": "bash", "powershell": "pwsh"}
+# Claude Code runs a command through /bin/sh unless its `shell` says otherwise: bash-only syntax there is a trap.
+_BASH_ONLY: Final = re.compile(r"\[\[|[<>]\(|\$'|\b\w+=\(|\$\{\w+\[")
+_PLUGIN_ROOT: Final = re.compile(r"\$\{?CLAUDE_PLUGIN_ROOT\b")
+_PLACEHOLDER: Final = re.compile(
+    r"\$\{(CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT)\}|\$(CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT)\b"
+)
 _GATE_POINTS: Final = frozenset(
     {_P.PRE_TOOL_CALL_DECIDE, _P.TRANSFORM_TOOL_INPUT, _P.USER_PROMPT_SUBMIT, _P.ON_INTERACTION}
 )
@@ -149,7 +166,10 @@ def load_hooks_config(  # noqa: PLR0913 -- the documented options
     format: Format | None = None,
     strict: bool = False,
     project_dir: str | os.PathLike[str] | None = None,
+    plugin_root: str | os.PathLike[str] | None = None,
+    tool_names: Mapping[str, str] | None = None,
     fail_closed: bool = True,
+    output_limit: int = 1_048_576,
 ) -> Inclusion:
     """Load Claude Code or Recursive hook entries into `registry`, as one included registry.
 
@@ -162,9 +182,18 @@ def load_hooks_config(  # noqa: PLR0913 -- the documented options
             warning, an event or hook type hookreg does not map.
         project_dir: ``CLAUDE_PROJECT_DIR`` for Claude Code commands; by
             default the current directory when loading.
+        plugin_root: ``CLAUDE_PLUGIN_ROOT`` for a plugin's ``hooks/hooks.json``;
+            found by itself for a path inside a plugin (a folder holding
+            ``.claude-plugin/plugin.json``). Elsewhere a command that uses it
+            is skipped, as Claude Code skips it.
+        tool_names: Claude Code's tool names onto the host's (``{"Bash":
+            "shell"}``): matchers and ``if`` filters name Claude Code's tools,
+            and hooks are sent Claude Code's names.
         fail_closed: Whether a failing entry denies at a gate (hookreg's
             default) or lets the action go ahead (both hosts' behaviour).
             An entry's own ``onFailure`` / ``fail_mode`` overrides it.
+        output_limit: The bytes read of a hook's stdout, stderr or HTTP body;
+            more is that entry's failure.
 
     Returns:
         The `Inclusion`: ``remove()`` unloads every hook of the config.
@@ -178,18 +207,76 @@ def load_hooks_config(  # noqa: PLR0913 -- the documented options
     if not isinstance(registry, HookRegistry):
         msg = f"Cannot load hooks into {registry!r}: it is not a HookRegistry. Pass the registry the hooks run in."
         raise HookTypeError(msg)
+    if isinstance(output_limit, bool) or not isinstance(output_limit, int) or output_limit < 1:
+        msg = f"Cannot load hooks with output_limit={output_limit!r}: it is not a positive number of bytes."
+        raise HookValueError(msg)
     data, where = _read(source)
     dialect = _detect(data, where, format)
     folder = os.fspath(project_dir) if project_dir is not None else os.getcwd()
-    loader = _Loader(dialect, strict=strict, fail_closed=fail_closed)
+    root = os.fspath(plugin_root) if plugin_root is not None else _plugin_of(source)
+    setting = _Setting(
+        project_dir=folder,
+        plugin_root=root,
+        claude_names=_claude_names(tool_names),
+        permission_mode=_permission_mode(data),
+        limit=output_limit,
+    )
+    loader = _Loader(dialect, setting, strict=strict, fail_closed=fail_closed)
     events = loader.claude(data) if dialect == "claude" else loader.recursive(data)
     own = HookRegistry()
-    state = _State()
+    state = _State(setting)
     for event, points, entries in events:
         for point in points:
-            hook = _EventHook(state, dialect, event, point, entries, folder, kept=points == _GATE)
+            hook = _EventHook(state, dialect, event, point, entries, kept=points == _GATE)
             own.register(point, hook, name=f"{dialect}:{event}")
+    if dialect == "claude":
+        rewakes = any(entry.rewake for _event, _points, entries in events for entry in entries)
+        if rewakes or any(event in _ADDS_CONTEXT for event, _points, _entries in events):
+            own.register(_P.PRE_MODEL_CALL, _deliver_context, name="claude:context")
+        if rewakes:
+            own.register(_P.STOP, _wake_at_stop, name="claude:asyncRewake")
     return registry.include(own)
+
+
+@final
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class _Setting:
+    """What every hook of one loaded config is run with."""
+
+    project_dir: str
+    plugin_root: str | None
+    claude_names: Mapping[str, str]  # the host's tool names onto Claude Code's
+    permission_mode: str
+    limit: int
+
+    def claude_name(self, tool: str | None) -> str | None:
+        return None if tool is None else self.claude_names.get(tool, tool)
+
+
+def _plugin_of(source: object) -> str | None:
+    """The plugin a ``hooks/hooks.json`` path belongs to: the folder above ``hooks`` with a plugin manifest."""
+    if not isinstance(source, str | os.PathLike):
+        return None
+    folder = Path(source).resolve().parent.parent
+    return str(folder) if (folder / ".claude-plugin" / "plugin.json").is_file() else None
+
+
+def _claude_names(tool_names: object) -> Mapping[str, str]:
+    if tool_names is None:
+        return {}
+    if not isinstance(tool_names, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in tool_names.items()
+    ):
+        msg = f"Cannot load hooks with tool_names={tool_names!r}: give a mapping of Claude Code's tool names to yours."
+        raise HookTypeError(msg)
+    return {host: claude for claude, host in tool_names.items()}
+
+
+def _permission_mode(data: Mapping[str, object]) -> str:
+    """What hooks read as ``permission_mode``: the settings' ``permissions.defaultMode``, else ``"default"``."""
+    permissions = data.get("permissions")
+    mode = permissions.get("defaultMode") if isinstance(permissions, Mapping) else None
+    return mode if isinstance(mode, str) else "default"
 
 
 def _read(source: object) -> tuple[Mapping[str, object], str]:
@@ -236,8 +323,10 @@ class _Entry:
 
     name: str  # its path in the config: how logs and reasons name it
     matcher: Matcher | None  # None: every call
-    command: str | None = None  # Claude Code: through the shell
-    argv: tuple[str, ...] | None = None  # Recursive: run directly
+    command: str | None = None  # through the shell
+    argv: tuple[str, ...] | None = None  # run directly: Recursive's commands, Claude Code's exec form (`args`)
+    shell: str | None = None  # None: /bin/sh
+    condition: Matcher | None = None  # Claude Code's `if`: a permission rule the call must match
     url: str | None = None
     headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
     allowed_env: frozenset[str] = frozenset()
@@ -252,8 +341,9 @@ class _Entry:
 class _Loader:
     """Turns a config mapping into ``(event, points, entries)``, refusing malformed entries by name."""
 
-    def __init__(self, dialect: Format, *, strict: bool, fail_closed: bool) -> None:
+    def __init__(self, dialect: Format, setting: _Setting, *, strict: bool, fail_closed: bool) -> None:
         self.dialect: Format = dialect
+        self.setting = setting
         self.strict = strict
         self.fail_closed = fail_closed
         self._events = _CLAUDE_EVENTS if dialect == "claude" else _RECURSIVE_EVENTS
@@ -317,7 +407,7 @@ class _Loader:
             recursive = _recursive_matcher(text, where)
             return recursive if tool_event else None
         if _PLAIN_MATCHER.fullmatch(text):
-            names = frozenset(part.strip() for part in re.split(r"[|,]", text) if part.strip())
+            names = frozenset(part for part in text.split("|") if part)
             matcher: Matcher = lambda value, _args: value in names  # noqa: E731 -- one line each
         else:
             try:
@@ -325,10 +415,7 @@ class _Loader:
             except re.error as exc:
                 raise _malformed(where, f"is not a valid regular expression ({exc.msg})") from None
             matcher = lambda value, _args: value is not None and pattern.search(value) is not None  # noqa: E731
-        fixed = _NON_TOOL_MATCH_VALUES.get(event)
-        if fixed is not None:
-            return lambda _value, args: matcher(fixed, args)
-        if not tool_event:
+        if not tool_event and event not in _MATCHED_EVENTS:
             return None  # hookreg does not know the value this event's matcher reads: match all
         return matcher
 
@@ -354,17 +441,72 @@ class _Loader:
             if not isinstance(command, str) or not command.strip():
                 raise _malformed(where, "has no command. Give it a non-empty 'command' string")
             if self.dialect == "claude":
-                entry.command = command
+                if not self._claude_command(entry, item, where, command):
+                    return None
             else:
                 try:
                     entry.argv = tuple(shlex.split(command))
                 except ValueError as exc:
                     raise _malformed(where, f"has a command that cannot be split into words ({exc})") from None
-        if self.dialect == "recursive":
-            entry.once = self._flag(item, "once", where)
-            entry.rewake = self._flag(item, "async_rewake", where)
-            entry.background = self._flag(item, "async", where) or entry.rewake
+        self._extras(entry, item, where, event)
         return entry
+
+    def _extras(self, entry: _Entry, item: Mapping[str, object], where: str, event: str) -> None:
+        """``once``, the background options and Claude Code's ``if`` filter."""
+        entry.once = self._flag(item, "once", where)
+        entry.rewake = self._flag(item, "async_rewake" if self.dialect == "recursive" else "asyncRewake", where)
+        entry.background = self._flag(item, "async", where) or entry.rewake
+        if self.dialect == "claude" and "if" in item:
+            entry.condition = self._condition(item["if"], f"{where}.if", event)
+
+    def _claude_command(self, entry: _Entry, item: Mapping[str, object], where: str, command: str) -> bool:
+        """Shell form, ``shell`` or exec form (``args``); False: skipped, as Claude Code skips it."""
+        args = item.get("args")
+        if args is not None and (not isinstance(args, list) or not all(isinstance(a, str) for a in args)):
+            raise _malformed(f"{where}.args", "must be a list of strings")
+        shell = item.get("shell")
+        if shell is not None and shell not in _SHELLS:
+            raise _malformed(f"{where}.shell", f"must be one of {sorted(_SHELLS)}, not {shell!r}")
+        words = [command, *(args or [])]
+        if self.setting.plugin_root is None and any(_PLUGIN_ROOT.search(word) for word in words):
+            self._skip(where, "uses ${CLAUDE_PLUGIN_ROOT} outside a plugin (pass plugin_root= for a plugin's hooks)")
+            return False
+        if args is not None:  # exec form: placeholders become plain strings, no shell ever parses them
+            entry.argv = tuple(self._placeholders(word) for word in words)
+            return True
+        entry.command, entry.shell = command, None if shell is None else _SHELLS[shell]
+        if shell is None and _BASH_ONLY.search(command):
+            why = 'uses bash-only syntax but runs under /bin/sh (dash on Debian). Add "shell": "bash"'
+            if self.strict:
+                raise _malformed(where, why)
+            log("warning", "config_entry_shell", entry=where, why=why)
+        return True
+
+    def _placeholders(self, word: str) -> str:
+        values = {"CLAUDE_PROJECT_DIR": self.setting.project_dir, "CLAUDE_PLUGIN_ROOT": self.setting.plugin_root or ""}
+        return _PLACEHOLDER.sub(lambda match: values[match.group(1) or match.group(2)], word)
+
+    def _condition(self, text: object, where: str, event: str) -> Matcher | None:
+        """Claude Code's ``if``: a permission rule (``Bash(git commit:*)``) the call must match for the hook to run."""
+        if not isinstance(text, str):
+            raise _malformed(where, f"is a {type(text).__name__}, not a permission rule string")
+        if not all(point.is_tool_scoped for point in self._events[event]):
+            self._skip(where, "filters tool events only; here it is ignored")
+            return None
+        from hookreg.policy import from_claude_permissions  # noqa: PLC0415 -- only configs with `if` need it
+
+        try:
+            rule = from_claude_permissions(
+                {"permissions": {"deny": [text]}}, default="allow", project_dir=self.setting.project_dir
+            )
+        except HookValueError as exc:
+            raise _malformed(where, f"is not a permission rule ({exc})") from None
+
+        def matches(tool: str | None, args: Mapping[str, object]) -> bool:
+            call = PreToolCallDecideContext(tool_name=tool or "", args=args, call_id="if")
+            return rule(call).decision is Decision.DENY  # as broad as a deny rule: the hook runs when in doubt
+
+        return matches
 
     def _http(self, entry: _Entry, item: Mapping[str, object], where: str) -> None:
         url = item.get("url")
@@ -462,6 +604,7 @@ class _Answer:
     reason: str = ""
     updated_input: Mapping[str, object] | None = None
     stop: str | None = None  # continue: false -> StopRun(stop)
+    context: tuple[str, ...] = ()  # additionalContext (and some events' plain stdout): for the next model call
 
 
 _NO_ANSWER: Final = _Answer()
@@ -474,7 +617,14 @@ def _combine(answers: Sequence[_Answer]) -> _Answer:
     decision = next((d for d in _RANK if any(a.decision is d for a in answers)), None)
     reason = "; ".join(dict.fromkeys(a.reason for a in answers if a.decision is decision and a.reason))
     updated = next((a.updated_input for a in reversed(answers) if a.updated_input is not None), None)
-    return _Answer(decision, reason, updated, stop)
+    return _Answer(decision, reason, updated, stop, tuple(text for a in answers for text in a.context))
+
+
+def _cut(text: str) -> str:
+    """What the model reads of a hook's text: at most 8 KiB, with a note saying how much was cut."""
+    if len(text) <= _REASON_LIMIT:
+        return text
+    return f"{text[:_REASON_LIMIT]}\n[cut by hookreg: {len(text) - _REASON_LIMIT} more characters]"
 
 
 def _json_object(stdout: str) -> Mapping[str, object] | None:
@@ -486,6 +636,8 @@ def _json_object(stdout: str) -> Mapping[str, object] | None:
         data = json.loads(text)
     except json.JSONDecodeError:
         raise Failure("printed invalid JSON on stdout", "JSONDecodeError") from None
+    except (ValueError, RecursionError) as exc:  # a number past the digit limit; nesting past the stack
+        raise Failure("printed JSON that cannot be read", type(exc).__name__) from None
     if not isinstance(data, Mapping):
         raise Failure("printed JSON that is not an object", "ValueError")
     return data
@@ -514,27 +666,34 @@ _ACTION: Final = {"continue": None, "skip": Decision.DENY, "error": Decision.DEN
 _RECURSIVE_PERMISSION: Final = {"allow": Decision.ALLOW, "deny": Decision.DENY, "passthrough": None}
 
 
-def _claude_answer(entry: _Entry, ran: Ran) -> _Answer:
+def _claude_answer(entry: _Entry, ran: Ran, event: str) -> _Answer:
     if ran.code == 2:
-        return _Answer(Decision.DENY, ran.stderr.strip() or f"blocked by hook {entry.name}")
+        return _Answer(Decision.DENY, _cut(ran.stderr.strip()) or f"blocked by hook {entry.name}")
     if ran.code != 0:
         raise Failure(f"exited with status {ran.code}", "ExitStatus")
     data = _json_object(ran.stdout)
     if data is None:
-        return _NO_ANSWER
+        text = ran.stdout.strip()
+        return _Answer(context=(_cut(text),)) if text and event in _STDOUT_IS_CONTEXT else _NO_ANSWER
     stop = None
     if _field(data, "continue", bool, True) is False:
-        stop = _field(data, "stopReason", str) or f"stopped by hook {entry.name}"
-    answers = [_Answer(_choice(data, "decision", _TOP_DECISION), _field(data, "reason", str, ""), None, stop)]
+        stop = _cut(_field(data, "stopReason", str) or f"stopped by hook {entry.name}")
+    reason = _cut(_field(data, "reason", str, ""))
+    answers = [_Answer(_choice(data, "decision", _TOP_DECISION), reason, None, stop)]
     specific = _field(data, "hookSpecificOutput", Mapping)
     if specific is not None:
         updated = _field(specific, "updatedInput", Mapping)
-        reason = _field(specific, "permissionDecisionReason", str, "")
-        answers.append(_Answer(_choice(specific, "permissionDecision", _PERMISSION), reason, updated))
+        reason = _cut(_field(specific, "permissionDecisionReason", str, ""))
+        context = _field(specific, "additionalContext", str, "")
+        answers.append(
+            _Answer(_choice(specific, "permissionDecision", _PERMISSION), reason, updated, None, (_cut(context),))
+            if context
+            else _Answer(_choice(specific, "permissionDecision", _PERMISSION), reason, updated)
+        )
         request = _field(specific, "decision", Mapping)  # PermissionRequest's answer
         if request is not None:
             behavior = _choice(request, "behavior", _BEHAVIOR)
-            answers.append(_Answer(behavior, _field(request, "message", str, "")))
+            answers.append(_Answer(behavior, _cut(_field(request, "message", str, ""))))
     return _combine(answers)
 
 
@@ -546,7 +705,7 @@ def _recursive_answer(entry: _Entry, ran: Ran) -> _Answer:
     data = _json_object(ran.stdout)
     if data is None:
         return _NO_ANSWER
-    message = _field(data, "message", str, "")
+    message = _cut(_field(data, "message", str, ""))
     return _combine(
         [
             _Answer(_choice(data, "action", _ACTION), message),
@@ -563,33 +722,46 @@ def _describe(error: object) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-def _claude_payload(event: str, point: HookPoint, ctx: Any) -> dict[str, object]:
-    run: RunContext = ctx.run
+def _claude_payload(hook: _EventHook, ctx: Any, match_value: str | None) -> dict[str, object]:
+    """The JSON Claude Code sends a hook of `hook`'s event on stdin, from this point's context."""
+    event, setting = hook.event, hook.state.setting
     payload: dict[str, object] = {
-        "session_id": run.session_id,
+        "session_id": ctx.run.session_id,
         "transcript_path": None,
         "cwd": os.getcwd(),
-        "permission_mode": "default",
+        "permission_mode": setting.permission_mode,
         "hook_event_name": event,
     }
-    if point.is_tool_scoped:
-        payload["tool_name"] = ctx.tool_name
+    if hook.point.is_tool_scoped:
+        payload["tool_name"] = match_value
         payload["tool_input"] = dict(getattr(ctx, "args", {}))
         if hasattr(ctx, "call_id"):
             payload["tool_use_id"] = ctx.call_id
-    extra: Mapping[str, Mapping[str, object]] = {
-        "PostToolUse": {"tool_response": getattr(ctx, "result", None)},
-        "PostToolUseFailure": {"error": _describe(getattr(ctx, "error", ""))},
-        "UserPromptSubmit": {"prompt": getattr(ctx, "content", None)},
-        "Notification": {"message": getattr(ctx, "message", None)},
-        "Stop": {"stop_hook_active": getattr(ctx, "continuation_count", 0) > 0},
-        "SubagentStop": {"stop_hook_active": False},
-        "SessionStart": {"source": "startup"},
-        "SessionEnd": {"reason": "other"},
-        "PreCompact": {"trigger": "auto", "custom_instructions": ""},
+    extra: Mapping[str, Callable[[], Mapping[str, object]]] = {
+        "PostToolUse": lambda: {"tool_response": _tool_response(ctx)},
+        "PostToolUseFailure": lambda: {"error": _describe(getattr(ctx, "error", ""))},
+        "UserPromptSubmit": lambda: {"prompt": getattr(ctx, "content", None)},
+        "Notification": lambda: {"message": getattr(ctx, "message", None)},
+        "Stop": lambda: {"stop_hook_active": getattr(ctx, "continuation_count", 0) > 0},
+        "SubagentStop": lambda: {"stop_hook_active": False},
+        "SessionStart": lambda: {"source": match_value},
+        "SessionEnd": lambda: {"reason": ctx.outcome.status},
+        "PreCompact": lambda: {"trigger": "auto", "custom_instructions": ""},
     }
-    payload.update(extra.get(event, {}))
+    fields = extra.get(event)
+    if fields is not None:
+        payload.update(fields())
     return payload
+
+
+def _tool_response(ctx: Any) -> object:
+    """The tool's own result when JSON can carry it (a mapping stays an object), else the text the model reads."""
+    raw = getattr(ctx, "raw_result", None)
+    if isinstance(raw, Mapping | list | tuple | int | float):
+        with contextlib.suppress(ValueError, TypeError, RecursionError):
+            return json.loads(json.dumps(raw, default=str))
+    text = getattr(ctx, "presentation", None)
+    return text if text is not None else getattr(ctx, "result", None)
 
 
 def _recursive_payload(event: str, point: HookPoint, ctx: Any) -> dict[str, object]:
@@ -630,14 +802,45 @@ def _canonical(args: Mapping[str, object]) -> str:
     return json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
 
 
+class _Pending(tuple[str, ...]):
+    """Context hooks added for the next model call, queued in ``ctx.run.scratchpad``."""
+
+
+class _Wake(tuple[str, ...]):
+    """What an ``asyncRewake`` hook said on exit 2: feedback for the next model call, or a continuation at stop."""
+
+
+def _queue(run: RunContext, kind: type[_Pending | _Wake], texts: Sequence[str]) -> None:
+    if texts:
+        run.scratchpad.update(kind, lambda queued: kind((*queued, *texts)))
+
+
+def _drain(run: RunContext, kind: type[_Pending | _Wake]) -> tuple[str, ...]:
+    return tuple(run.scratchpad.remove(kind) or ())
+
+
+def _deliver_context(ctx: PreModelCallContext) -> RequestPatch | None:
+    """``pre_model_call``: what hooks added since the last model call reaches this one, once."""
+    texts = _drain(ctx.run, _Pending) + _drain(ctx.run, _Wake)
+    return RequestPatch(extra_context=texts) if texts else None
+
+
+def _wake_at_stop(ctx: StopContext) -> HookResult:
+    """``stop``: a background hook's exit 2 keeps the run going with its feedback."""
+    texts = _drain(ctx.run, _Wake)
+    return HookResult.deny("\n".join(texts)) if texts else HookResult.allow()
+
+
 @final
 class _State:
     """What the hooks of one loaded config share."""
 
-    def __init__(self) -> None:
+    def __init__(self, setting: _Setting) -> None:
+        self.setting = setting
         self.token = next(_TOKENS)
         self.lock = threading.Lock()
-        self.pending_stop: str | None = None  # an async_rewake hook asked to stop the run
+        self.pending_stop: str | None = None  # a Recursive async_rewake hook asked to stop the run
+        self.sessions: set[str] = set()  # started: a SessionStart for one of these is a resume
 
     def check_stop(self) -> None:
         with self.lock:
@@ -650,34 +853,37 @@ class _State:
 class _EventHook:
     """All entries of one event at one point: a dual-path hook (``__call__`` sync, ``acall`` async)."""
 
-    def __init__(  # noqa: PLR0913, PLR0917 -- internal, built in one place
+    def __init__(  # noqa: PLR0913 -- internal, built in one place
         self,
         state: _State,
         dialect: Format,
         event: str,
         point: HookPoint,
         entries: Sequence[_Entry],
-        project_dir: str,
         *,
         kept: bool,
     ) -> None:
-        self._state = state
+        self.state = state
+        self.event = event
+        self.point = point
         self._dialect = dialect
-        self._event = event
-        self._point = point
         self._entries = tuple(entries)
-        self._project_dir = project_dir if dialect == "claude" else None
         self._kept = kept  # PreToolUse: the transform keeps its answer for the gate
         self._name = f"{dialect}:{event}"
 
     def __repr__(self) -> str:
-        return f"<{self._dialect} {self._event} hook at {self._point}: {len(self._entries)} entries>"
+        return f"<{self._dialect} {self.event} hook at {self.point}: {len(self._entries)} entries>"
 
     def __call__(self, ctx: Any) -> HookReturn:
         answer = self._kept_answer(ctx)
         if answer is None:
             body, entries = self._start(ctx)
-            answer = _combine([self._outcome(entry, body) for entry in entries])
+            if len(entries) > 1:  # concurrently, as Claude Code runs them
+                with concurrent.futures.ThreadPoolExecutor(len(entries)) as pool:
+                    answers = list(pool.map(lambda entry: self._outcome(entry, body), entries))
+            else:
+                answers = [self._outcome(entry, body) for entry in entries]
+            answer = self._fresh(ctx, _combine(answers))
         return self._finish(ctx, answer)
 
     async def acall(self, ctx: Any) -> HookReturn:
@@ -685,7 +891,7 @@ class _EventHook:
         answer = self._kept_answer(ctx)
         if answer is None:
             body, entries = self._start(ctx)
-            answer = _combine(await asyncio.gather(*(self._aoutcome(e, body) for e in entries)))
+            answer = self._fresh(ctx, _combine(await asyncio.gather(*(self._aoutcome(e, body) for e in entries))))
         return self._finish(ctx, answer)
 
     # -- the steps both paths share --
@@ -693,12 +899,12 @@ class _EventHook:
     def _key(self, ctx: Any) -> _KeptKey | None:
         """Where this call's PreToolUse answer is kept: only inside a resolve_tool_call, which owns the token."""
         token = resolving()
-        return None if token is None else (self._state.token, weakref.ref(token), ctx.call_id)
+        return None if token is None else (self.state.token, weakref.ref(token), ctx.call_id)
 
     def _kept_answer(self, ctx: Any) -> _Answer | None:
         """The transform's answer for this very call, if the commands judged exactly the args this gate sees."""
-        self._state.check_stop()
-        if not self._kept or self._point is not _P.PRE_TOOL_CALL_DECIDE:
+        self.state.check_stop()
+        if not self._kept or self.point is not _P.PRE_TOOL_CALL_DECIDE:
             return None
         key = self._key(ctx)
         if key is None:
@@ -715,31 +921,50 @@ class _EventHook:
             return found[0][1]
         return None  # changed since (a later transform, a change in place): the commands judge what runs
 
+    def _fresh(self, ctx: Any, answer: _Answer) -> _Answer:
+        """An answer the commands just gave: its context is queued for the next model call (once per run)."""
+        _queue(ctx.run, _Pending, [f"{self.event} hook additional context: {text}" for text in answer.context])
+        return answer
+
+    def _match_value(self, ctx: Any) -> str | None:
+        """What this event's matchers read: the tool's Claude Code name, SessionStart's source, PreCompact's trigger."""
+        if self.event == "SessionStart":
+            session = ctx.run.session_id
+            with self.state.lock:
+                resumed = session in self.state.sessions
+                self.state.sessions.add(session)
+            return "resume" if resumed else "startup"
+        if self.event == "PreCompact":
+            return "auto"
+        return self.state.setting.claude_name(getattr(ctx, "tool_name", None))
+
     def _start(self, ctx: Any) -> tuple[bytes, list[_Entry]]:
         """Pick the entries this call matches; launch the background ones; return the payload and the rest."""
-        tool = getattr(ctx, "tool_name", None)
+        value = self._match_value(ctx)
         args: Mapping[str, object] = getattr(ctx, "args", {})
-        chosen = []
-        with self._state.lock:
+        chosen: dict[object, _Entry] = {}  # by what runs: identical commands of one event run once
+        with self.state.lock:
             for entry in self._entries:
-                if entry.matcher is not None and not entry.matcher(tool, args):
+                if entry.matcher is not None and not entry.matcher(value, args):
                     continue
-                if entry.once:
-                    if entry.claimed:
-                        continue
-                    entry.claimed = True
-                chosen.append(entry)
+                if entry.condition is not None and not entry.condition(value, args):
+                    continue
+                identity = (entry.command, entry.argv, entry.shell, entry.url)
+                if identity in chosen or (entry.once and entry.claimed):
+                    continue
+                entry.claimed = True
+                chosen[identity] = entry
         if not chosen:
             return b"", []
         if self._dialect == "claude":
-            payload = _claude_payload(self._event, self._point, ctx)
+            payload = _claude_payload(self, ctx, value)
         else:
-            payload = _recursive_payload(self._event, self._point, ctx)
+            payload = _recursive_payload(self.event, self.point, ctx)
         body = json.dumps(payload, default=str).encode()
-        for entry in chosen:
+        for entry in chosen.values():
             if entry.background:
-                threading.Thread(target=self._background, args=(entry, body), daemon=True).start()
-        return body, [entry for entry in chosen if not entry.background]
+                threading.Thread(target=self._background, args=(entry, body, ctx.run), daemon=True).start()
+        return body, [entry for entry in chosen.values() if not entry.background]
 
     def _run(self, entry: _Entry, body: bytes) -> Ran:
         if entry.url is not None:
@@ -757,13 +982,17 @@ class _EventHook:
             return self._failed(entry, failure)
 
     def _launch(self, entry: _Entry) -> _commands.Launch:
-        env = {} if self._project_dir is None else {"CLAUDE_PROJECT_DIR": self._project_dir}
-        return _commands.Launch(entry.command, entry.argv, entry.timeout, env)
+        setting = self.state.setting
+        env = {}
+        if self._dialect == "claude":
+            env["CLAUDE_PROJECT_DIR"] = setting.project_dir
+            if setting.plugin_root is not None:
+                env["CLAUDE_PLUGIN_ROOT"] = setting.plugin_root
+        return _commands.Launch(entry.command, entry.argv, entry.timeout, env, shell=entry.shell, limit=setting.limit)
 
-    @staticmethod
-    def _post(entry: _Entry) -> _commands.Post:
+    def _post(self, entry: _Entry) -> _commands.Post:
         headers = {name: _commands.expand(value, entry.allowed_env) for name, value in entry.headers.items()}
-        return _commands.Post(str(entry.url), headers, entry.timeout)
+        return _commands.Post(str(entry.url), headers, entry.timeout, limit=self.state.setting.limit)
 
     def _outcome(self, entry: _Entry, body: bytes) -> _Answer:
         try:
@@ -772,19 +1001,25 @@ class _EventHook:
             return self._failed(entry, failure)
 
     def _interpret(self, entry: _Entry, ran: Ran) -> _Answer:
-        return _claude_answer(entry, ran) if self._dialect == "claude" else _recursive_answer(entry, ran)
+        if self._dialect == "claude":
+            return _claude_answer(entry, ran, self.event)
+        return _recursive_answer(entry, ran)
 
-    def _background(self, entry: _Entry, body: bytes) -> None:
-        """Fire and forget (Recursive ``async``): only a re-wake's stop is kept, for the next dispatch."""
+    def _background(self, entry: _Entry, body: bytes, run: RunContext) -> None:
+        """Fire and forget: only a re-wake is kept (Claude Code: feedback for the model; Recursive: a stop)."""
         answer = self._outcome(entry, body)
-        if entry.rewake and answer.stop is not None:
-            with self._state.lock:
-                self._state.pending_stop = answer.stop
+        if not entry.rewake:
+            return
+        if self._dialect == "claude" and answer.decision is Decision.DENY:
+            _queue(run, _Wake, [f"{self.event} hook feedback: {answer.reason}"])
+        elif answer.stop is not None:
+            with self.state.lock:
+                self.state.pending_stop = answer.stop
 
     def _failed(self, entry: _Entry, failure: Failure) -> _Answer:
         """Log a failed entry (by name, never its output) and turn it into its answer."""
-        point = self._point.value
-        closes = self._point in _GATE_POINTS and not entry.fail_open and not entry.background
+        point = self.point.value
+        closes = self.point in _GATE_POINTS and not entry.fail_open and not entry.background
         if failure.kind == "TimeoutError":
             log("warning", "hook_timed_out", point=point, hook=entry.name, timeout=entry.timeout)
         else:
@@ -796,28 +1031,45 @@ class _EventHook:
 
     def _finish(self, ctx: Any, answer: _Answer) -> HookReturn:
         """Turn the combined answer into what this point's hooks return."""
-        point = self._point
+        point = self.point
         if answer.stop is not None:
             raise StopRun(answer.stop)
         if point is _P.TRANSFORM_TOOL_INPUT:
-            key = self._key(ctx) if self._kept else None
-            if key is not None:
-                judged = _canonical(ctx.args if answer.updated_input is None else answer.updated_input)
-
-                def keep(kept: _Kept) -> _Kept:
-                    live = {k: v for k, v in kept.items() if k[1]() is not None}
-                    return _Kept({**live, key: (judged, answer)})
-
-                ctx.run.turn_scratchpad.update(_Kept, keep)
+            self._keep(ctx, answer)
             return answer.updated_input
+        if point in _FEEDBACK_SUBJECTS:  # PostToolUse(Failure): a block is feedback appended to what the model reads
+            if answer.decision is not Decision.DENY:
+                return None
+            text = getattr(ctx, _FEEDBACK_SUBJECTS[point])
+            return f"{text}\n\n{self.event}:{ctx.tool_name} hook blocking error: {answer.reason}"
         if point.style is HookStyle.OBSERVE:
             if answer.decision is Decision.DENY:
                 log("info", "hook_denied", point=point.value, hook=self._name, reason=answer.reason)
             return None
+        return self._verdict(answer)
+
+    def _keep(self, ctx: Any, answer: _Answer) -> None:
+        """PreToolUse's transform: keep the answer for the gate of this resolve, with the args the commands judged."""
+        key = self._key(ctx) if self._kept else None
+        if key is None:
+            return
+        judged = _canonical(ctx.args if answer.updated_input is None else answer.updated_input)
+
+        def keep(kept: _Kept) -> _Kept:
+            live = {k: v for k, v in kept.items() if k[1]() is not None}  # resolves that ended unused: dropped
+            return _Kept({**live, key: (judged, answer)})
+
+        ctx.run.turn_scratchpad.update(_Kept, keep)
+
+    def _verdict(self, answer: _Answer) -> HookResult:
+        """A gate's result: deny beats ask beats allow; at on_interaction no decision is no answer."""
         if answer.decision is Decision.DENY:
-            return HookResult.deny(answer.reason or f"denied by the {self._event} hooks")
+            return HookResult.deny(answer.reason or f"denied by the {self.event} hooks")
         if answer.decision is Decision.ASK:
-            return HookResult.ask(answer.reason or f"the {self._event} hooks ask for approval")
-        if answer.decision is None and point is _P.ON_INTERACTION:
+            return HookResult.ask(answer.reason or f"the {self.event} hooks ask for approval")
+        if answer.decision is None and self.point is _P.ON_INTERACTION:
             return NO_ANSWER  # counts as not having run: a question only such hooks saw is denied
         return HookResult.allow()
+
+
+_FEEDBACK_SUBJECTS: Final = {_P.TRANSFORM_TOOL_RESULT: "presentation", _P.ON_TOOL_ERROR: "message"}

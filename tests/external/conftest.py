@@ -81,6 +81,11 @@ class Surface:
             return registry.decide(point, ctx)
         return asyncio.run(registry.adecide(point, ctx))
 
+    def transform(self, registry: HookRegistry, point: Any, ctx: Any) -> Any:
+        if self.name == "sync":
+            return registry.transform(point, ctx)
+        return asyncio.run(registry.atransform(point, ctx))
+
     def notify(self, registry: HookRegistry, point: Any, ctx: Any) -> None:
         if self.name == "sync":
             registry.notify(point, ctx)

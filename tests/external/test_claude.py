@@ -17,12 +17,13 @@ from hookreg import (
     HookResult,
     NotificationContext,
     OnInteractionContext,
-    PostToolCallContext,
-    PostToolCallFailureContext,
+    OnToolErrorContext,
     PreToolCallDecideContext,
     StopContext,
     StopRun,
     ToolCallRequest,
+    ToolErrorKind,
+    TransformToolResultContext,
     UserPromptSubmitContext,
 )
 from hookreg.external import load_hooks_config
@@ -251,7 +252,7 @@ def test_deny_from_json_and_from_top_level_block(kit: Kit, surface: Surface) -> 
     [
         ("Bash", {"Bash"}),
         ("Write|Edit", {"Write", "Edit"}),
-        ("Write, Edit", {"Write", "Edit"}),
+        ("Write, Edit", set()),  # not a list: a regex, as Claude Code reads it
         ("^(Bash|Read)$", {"Bash", "Read"}),
         ("mcp__.*", {"mcp__fs__read"}),
         ("*", {"Bash", "Write", "Edit", "Read", "BashOutput", "mcp__fs__read"}),
@@ -378,7 +379,10 @@ def test_an_undecided_permission_request_is_never_an_approval(kit: Kit, surface:
 
 
 def test_observers_get_their_fields_and_their_failures_are_ignored(kit: Kit, surface: Surface, tmp_path: Path) -> None:
-    """PostToolUse sends tool_response, PostToolUseFailure the error, Notification the message; failures pass."""
+    """PostToolUse sends tool_response, PostToolUseFailure the error, Notification the message; failures pass.
+
+    PostToolUse(Failure) run where what the model reads is still text (transform_tool_result, on_tool_error).
+    """
     seen = tmp_path / "seen.jsonl"
     dump = kit.python(f"open({str(seen)!r}, 'a').write(sys.stdin.read() + '\\n')")
     config = {
@@ -390,10 +394,11 @@ def test_observers_get_their_fields_and_their_failures_are_ignored(kit: Kit, sur
     registry = HookRegistry()
     load_hooks_config(registry, config)
     base: dict[str, Any] = {"tool_name": "Bash", "args": {"command": "ls"}, "call_id": "c1"}
-    done = PostToolCallContext(**base, result="a.txt", raw_result="a.txt", duration_ms=1.0, metadata={})
-    surface.notify(registry, HookPoint.POST_TOOL_CALL, done)
-    failed = PostToolCallFailureContext(**base, error=OSError("disk full"), duration_ms=1.0)
-    surface.notify(registry, HookPoint.POST_TOOL_CALL_FAILURE, failed)
+    done = TransformToolResultContext(**base, raw_result="a.txt", presentation="a.txt")
+    assert surface.transform(registry, HookPoint.TRANSFORM_TOOL_RESULT, done) == "a.txt"
+    error = OSError("disk full")
+    failed = OnToolErrorContext(**base, error=error, kind=ToolErrorKind.EXCEPTION, message="disk full")
+    assert surface.transform(registry, HookPoint.ON_TOOL_ERROR, failed) == "disk full"
     surface.notify(registry, HookPoint.NOTIFICATION, NotificationContext(message="waiting"))
     lines = [json.loads(line) for line in seen.read_text().splitlines()]
     assert [line["hook_event_name"] for line in lines] == ["PostToolUse", "PostToolUseFailure", "Notification"]
@@ -407,7 +412,7 @@ def test_remove_unloads_everything(kit: Kit) -> None:
     config = kit.claude("PreToolUse", kit.shell("exit 2"))
     config["hooks"]["Stop"] = [{"hooks": [{"type": "command", "command": kit.shell("exit 0")}]}]
     inclusion = load_hooks_config(registry, config)
-    assert len(registry) == 3
+    assert len(registry) == 4  # PreToolUse's transform and gate, Stop, and the hook that delivers added context
     assert inclusion.remove()
     assert len(registry) == 0
     assert registry.resolve_tool_call(kit.call()).result.allowed

@@ -117,7 +117,8 @@ def test_the_common_case_still_runs_each_command_once(kit: Kit, surface: Surface
     """With nothing changing the args after it, the gate uses the transform's answer: one run per call."""
     registry = HookRegistry()
     load_hooks_config(registry, kit.claude("PreToolUse", kit.answering({}, name="a")))
-    registry.register(HookPoint.TRANSFORM_TOOL_INPUT, lambda ctx: None, priority=-10)  # a later transform that rewrites nothing
+    # a later transform that rewrites nothing
+    registry.register(HookPoint.TRANSFORM_TOOL_INPUT, lambda ctx: None, priority=-10)
     surface.resolve(registry, kit.call(call_id="c1"))
     assert kit.invocations() == ["a"]
 
