@@ -65,12 +65,16 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
+import datetime
 import itertools
 import json
 import os
 import re
 import shlex
+import shutil
+import tempfile
 import threading
+import uuid
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -78,7 +82,16 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 from hookreg import _commands
 from hookreg._commands import Failure, Ran
-from hookreg._context import PreModelCallContext, PreToolCallDecideContext, StopContext
+from hookreg._context import (
+    OnSessionEndContext,
+    PostToolCallContext,
+    PostToolCallFailureContext,
+    PostTurnContext,
+    PreModelCallContext,
+    PreToolCallDecideContext,
+    StopContext,
+    UserPromptSubmitContext,
+)
 from hookreg._dispatch import resolving
 from hookreg._errors import HookTypeError, HookValueError, StopRun
 from hookreg._log import log
@@ -230,6 +243,8 @@ def load_hooks_config(  # noqa: PLR0913 -- the documented options
             hook = _EventHook(state, dialect, event, point, entries, kept=points == _GATE)
             own.register(point, hook, name=f"{dialect}:{event}")
     if dialect == "claude":
+        if any(entry.url is None for _event, _points, entries in events for entry in entries):
+            _Transcript.record_into(own, setting)
         rewakes = any(entry.rewake for _event, _points, entries in events for entry in entries)
         if rewakes or any(event in _ADDS_CONTEXT for event, _points, _entries in events):
             own.register(_P.PRE_MODEL_CALL, _deliver_context, name="claude:context")
@@ -727,7 +742,7 @@ def _claude_payload(hook: _EventHook, ctx: Any, match_value: str | None) -> dict
     event, setting = hook.event, hook.state.setting
     payload: dict[str, object] = {
         "session_id": ctx.run.session_id,
-        "transcript_path": None,
+        "transcript_path": _Transcript.of(ctx.run) if hook.transcript else None,
         "cwd": os.getcwd(),
         "permission_mode": setting.permission_mode,
         "hook_event_name": event,
@@ -832,6 +847,79 @@ def _wake_at_stop(ctx: StopContext) -> HookResult:
 
 
 @final
+class _Transcript:
+    """The run so far as a JSONL file in Claude Code's line format, for hooks that read ``transcript_path``.
+
+    One per run, kept in ``run.scratchpad`` (so it survives a pause and resume with
+    the run), in a 0600 file inside a private temporary directory, appended by
+    recorder hooks that run before the config's own; deleted at ``on_session_end``.
+    Only its path is state, so a scratchpad holding it still pickles and copies.
+    """
+
+    __slots__ = ("path",)
+    _lock: Final = threading.Lock()
+
+    def __init__(self) -> None:
+        folder = tempfile.mkdtemp(prefix="hookreg-transcript-")  # 0700
+        self.path = os.path.join(folder, "transcript.jsonl")
+        os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
+
+    @staticmethod
+    def of(run: RunContext) -> str:
+        """The run's transcript path (made on first use)."""
+        return run.scratchpad.update(_Transcript, lambda transcript: transcript).path
+
+    @staticmethod
+    def append(run: RunContext, role: str, content: object) -> None:
+        line = {
+            "type": role,
+            "sessionId": run.session_id,
+            "uuid": uuid.uuid4().hex,
+            "timestamp": datetime.datetime.now(datetime.UTC).isoformat(),
+            "message": {"role": role, "content": content},
+        }
+        text = json.dumps(line, default=str) + "\n"
+        with _Transcript._lock, open(_Transcript.of(run), "a", encoding="utf-8") as file:
+            file.write(text)
+
+    @staticmethod
+    def record_into(own: HookRegistry, setting: _Setting) -> None:
+        """Register the recorders: each runs before the config's hooks at its point (a higher priority)."""
+        first = 1_000_000
+
+        def prompt(ctx: UserPromptSubmitContext) -> HookResult:
+            _Transcript.append(ctx.run, "user", ctx.content)
+            return HookResult.allow()
+
+        def text(ctx: PostTurnContext) -> None:
+            if ctx.response_text:
+                _Transcript.append(ctx.run, "assistant", [{"type": "text", "text": ctx.response_text}])
+
+        def tool_use(ctx: PreToolCallDecideContext) -> None:
+            name = setting.claude_name(ctx.tool_name)
+            call = {"type": "tool_use", "id": ctx.call_id, "name": name, "input": dict(ctx.args)}
+            _Transcript.append(ctx.run, "assistant", [call])
+
+        def result(ctx: PostToolCallContext | PostToolCallFailureContext) -> None:
+            failed = isinstance(ctx, PostToolCallFailureContext)
+            content = _describe(ctx.error) if isinstance(ctx, PostToolCallFailureContext) else ctx.result
+            part = {"type": "tool_result", "tool_use_id": ctx.call_id, "content": content, "is_error": failed}
+            _Transcript.append(ctx.run, "user", [part])
+
+        def delete(ctx: OnSessionEndContext) -> None:
+            transcript = ctx.run.scratchpad.remove(_Transcript)
+            if transcript is not None:
+                shutil.rmtree(os.path.dirname(transcript.path), ignore_errors=True)
+
+        own.register(_P.USER_PROMPT_SUBMIT, prompt, name="claude:transcript", priority=first)
+        own.register(_P.POST_TURN, text, name="claude:transcript", priority=first)
+        own.register(_P.TRANSFORM_TOOL_INPUT, tool_use, name="claude:transcript", priority=first)
+        own.register(_P.POST_TOOL_CALL, result, name="claude:transcript", priority=first)
+        own.register(_P.POST_TOOL_CALL_FAILURE, result, name="claude:transcript", priority=first)
+        own.register(_P.ON_SESSION_END, delete, name="claude:transcript", priority=-first)
+
+
+@final
 class _State:
     """What the hooks of one loaded config share."""
 
@@ -870,6 +958,7 @@ class _EventHook:
         self._entries = tuple(entries)
         self._kept = kept  # PreToolUse: the transform keeps its answer for the gate
         self._name = f"{dialect}:{event}"
+        self.transcript = dialect == "claude" and any(entry.url is None for entry in entries)
 
     def __repr__(self) -> str:
         return f"<{self._dialect} {self.event} hook at {self.point}: {len(self._entries)} entries>"

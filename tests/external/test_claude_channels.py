@@ -320,3 +320,70 @@ def test_transform_tool_result_without_block_leaves_the_result(kit: Kit) -> None
     load_hooks_config(registry, kit.claude("PostToolUse", kit.shell("exit 0")))
     ctx = TransformToolResultContext(tool_name="Bash", args={}, call_id="c1", raw_result="ok", presentation="ok")
     assert registry.transform(HookPoint.TRANSFORM_TOOL_RESULT, ctx) == "ok"
+
+
+# --- the transcript (item 10) ---
+
+# A stop loop in the style of the popular ones: read the transcript, keep going until the last answer says DONE.
+STOP_LOOP = """
+data = json.load(sys.stdin)
+open(LOG, 'a').write(json.dumps(data['transcript_path']) + '\\n')
+lines = [json.loads(line) for line in open(data['transcript_path'])]
+last = [l for l in lines if l['type'] == 'assistant' and l['message']['content'][0]['type'] == 'text'][-1]
+if 'DONE' not in last['message']['content'][0]['text']:
+    print(json.dumps({'decision': 'block', 'reason': 'not done yet: keep going'}))
+"""
+
+
+def test_stop_hooks_read_the_transcript_and_keep_the_run_going(kit: Kit) -> None:
+    """transcript_path is a JSONL file in Claude Code's line format: a stop loop reads the last answer from it."""
+    registry = HookRegistry()
+    load_hooks_config(
+        registry, {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": kit.python(STOP_LOOP)}]}]}}
+    )
+
+    def Bash(command: str) -> str:  # noqa: N802 -- Claude Code's tool name
+        return "file.txt"
+
+    model = ScriptedModel(
+        [
+            ScriptedTurn(text="looking", tool_calls=[ToolCallRequest("c1", "Bash", {"command": "ls"})]),
+            ScriptedTurn(text="half way"),
+            ScriptedTurn(text="DONE"),
+        ]
+    )
+    run = Harness(model, [Bash], registry).run("finish the job")
+    assert run.output == "DONE"
+    assert len(model.requests) == 3  # the hook blocked the first stop
+    paths = {json.loads(line) for line in kit.calls.read_text().splitlines()}
+    assert len(paths) == 1
+    path = Path(paths.pop())
+    assert not path.exists()  # deleted at on_session_end
+
+
+def test_the_transcript_holds_the_prompt_the_tool_call_its_result_and_the_answers(kit: Kit, tmp_path: Path) -> None:
+    """Lines as Claude Code writes them: user prompt, assistant tool_use, user tool_result, assistant text; 0600."""
+    copy = tmp_path / "copy.jsonl"
+    snapshot = kit.python(
+        f"import shutil, stat\ndata = json.load(sys.stdin)\nshutil.copy(data['transcript_path'], {str(copy)!r})\n"
+        f"open(LOG, 'a').write(oct(stat.S_IMODE(os.stat(data['transcript_path']).st_mode)) + '\\n')"
+    )
+    registry = HookRegistry()
+    load_hooks_config(registry, {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": snapshot}]}]}})
+    _model, _run = _bash_run(registry, "ls")
+    lines = [json.loads(line) for line in copy.read_text().splitlines()]
+    parts = [(line["type"], line["message"]["content"]) for line in lines]
+    assert parts == [
+        ("user", "go"),
+        ("assistant", [{"type": "tool_use", "id": "c0", "name": "Bash", "input": {"command": "ls"}}]),
+        ("user", [{"type": "tool_result", "tool_use_id": "c0", "content": "ok", "is_error": False}]),
+        ("assistant", [{"type": "text", "text": "done"}]),
+    ]
+    assert kit.invocations() == ["0o600"]
+
+
+def test_no_command_hook_no_transcript() -> None:
+    """Only configs with a command hook keep a transcript; an HTTP-only config sends transcript_path null."""
+    registry = HookRegistry()
+    load_hooks_config(registry, {"hooks": {"Stop": [{"hooks": [{"type": "http", "url": "http://127.0.0.1:9/x"}]}]}})
+    assert "claude:transcript" not in registry.describe()
