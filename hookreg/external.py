@@ -742,7 +742,7 @@ def _claude_payload(hook: _EventHook, ctx: Any, match_value: str | None) -> dict
     event, setting = hook.event, hook.state.setting
     payload: dict[str, object] = {
         "session_id": ctx.run.session_id,
-        "transcript_path": _Transcript.of(ctx.run) if hook.transcript else None,
+        "transcript_path": _Transcript.of(ctx.run).path if hook.transcript else None,
         "cwd": os.getcwd(),
         "permission_mode": setting.permission_mode,
         "hook_event_name": event,
@@ -856,18 +856,25 @@ class _Transcript:
     Only its path is state, so a scratchpad holding it still pickles and copies.
     """
 
-    __slots__ = ("path",)
-    _lock: Final = threading.Lock()
+    __slots__ = ("__weakref__", "path")
+    lock: Final = threading.Lock()
 
     def __init__(self) -> None:
         folder = tempfile.mkdtemp(prefix="hookreg-transcript-")  # 0700
         self.path = os.path.join(folder, "transcript.jsonl")
-        os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
+        self.opened().close()
+        # A run that never reaches on_session_end (dispatches without a loop) leaves no file behind.
+        weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
+
+    def opened(self) -> Any:
+        """The file for appending, made again (0600 in a 0700 folder) if a copied run's original was cleaned up."""
+        os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+        return os.fdopen(os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600), "a", encoding="utf-8")
 
     @staticmethod
-    def of(run: RunContext) -> str:
-        """The run's transcript path (made on first use)."""
-        return run.scratchpad.update(_Transcript, lambda transcript: transcript).path
+    def of(run: RunContext) -> _Transcript:
+        """The run's transcript (made on first use)."""
+        return run.scratchpad.update(_Transcript, lambda transcript: transcript)
 
     @staticmethod
     def append(run: RunContext, role: str, content: object) -> None:
@@ -879,7 +886,7 @@ class _Transcript:
             "message": {"role": role, "content": content},
         }
         text = json.dumps(line, default=str) + "\n"
-        with _Transcript._lock, open(_Transcript.of(run), "a", encoding="utf-8") as file:
+        with _Transcript.lock, _Transcript.of(run).opened() as file:
             file.write(text)
 
     @staticmethod

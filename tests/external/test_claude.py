@@ -63,9 +63,10 @@ def test_stdin_carries_the_documented_fields(kit: Kit, surface: Surface, tmp_pat
     ctx = kit.call(command="ls -la", call_id="toolu_1")
     surface.resolve(registry, ctx)
     data = json.loads(seen.read_text())
+    assert data["transcript_path"] == ctx.run.scratchpad.get(_transcript_class()).path
     assert data == {
         "session_id": ctx.run.session_id,
-        "transcript_path": None,
+        "transcript_path": data["transcript_path"],
         "cwd": os.getcwd(),
         "permission_mode": "default",
         "hook_event_name": "PreToolUse",
@@ -412,7 +413,8 @@ def test_remove_unloads_everything(kit: Kit) -> None:
     config = kit.claude("PreToolUse", kit.shell("exit 2"))
     config["hooks"]["Stop"] = [{"hooks": [{"type": "command", "command": kit.shell("exit 0")}]}]
     inclusion = load_hooks_config(registry, config)
-    assert len(registry) == 4  # PreToolUse's transform and gate, Stop, and the hook that delivers added context
+    # PreToolUse's transform and gate, Stop, the hook that delivers added context, the transcript's six recorders
+    assert len(registry) == 10
     assert inclusion.remove()
     assert len(registry) == 0
     assert registry.resolve_tool_call(kit.call()).result.allowed
@@ -428,3 +430,10 @@ def test_arguments_that_are_not_json_reach_the_hook_as_text(kit: Kit, surface: S
     )
     assert surface.resolve(registry, kit.call(command="ls", size=1 + 2j)).result.allowed
     assert json.loads(seen.read_text())["tool_input"] == {"command": "ls", "size": "(1+2j)"}
+
+
+def _transcript_class() -> Any:
+    """The class the transcript is kept under in the run's scratchpad (hookreg.external's own)."""
+    import hookreg.external
+
+    return hookreg.external._Transcript

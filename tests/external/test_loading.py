@@ -158,5 +158,8 @@ def test_loading_registers_nothing_into_the_registry_itself(kit: Kit) -> None:
     registry = HookRegistry()
     inclusion = load_hooks_config(registry, kit.claude("PreToolUse", kit.shell("exit 0")))
     assert registry.unregister("claude:PreToolUse") == 0
-    assert [reg.name for reg in registry.callbacks(HookPoint.TRANSFORM_TOOL_INPUT)] == ["claude:PreToolUse"]
+    assert [reg.name for reg in registry.callbacks(HookPoint.TRANSFORM_TOOL_INPUT)] == [
+        "claude:transcript",  # records the call before the config's hooks read the transcript
+        "claude:PreToolUse",
+    ]
     assert [reg.name for reg in inclusion.registry.callbacks(HookPoint.PRE_TOOL_CALL_DECIDE)] == ["claude:PreToolUse"]
