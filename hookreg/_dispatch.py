@@ -24,7 +24,7 @@ from hookreg._context import PermissionDeniedContext, PreToolCallDecideContext
 from hookreg._errors import HookTypeError, StopRun
 from hookreg._plan import async_refusal
 from hookreg._points import HookPoint, HookStyle
-from hookreg._registry import RegistryCore, hook_rows
+from hookreg._registry import RegistryCore, hook_rows, snapshot
 from hookreg._results import Decision, HookResult, ToolCallResolution, replace
 from hookreg._rules import OK, RAISED, calls_hooks, machinery, marked_by
 
@@ -277,6 +277,7 @@ def resolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> T
     (not an ask) ``permission_denied``. A `StopRun` raised after a rewrite
     carries the rewritten arguments in ``effective_args``.
     """
+    plans = snapshot(self, _RESOLUTION_POINTS)  # one resolve runs on the hooks it started with (DESIGN §3)
     for point in _RESOLUTION_POINTS:
         reg = self.callbacks(point)
         hook = next((r for r in reg if r.is_async), None)
@@ -284,14 +285,14 @@ def resolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> T
             raise async_refusal(point, hook, "aresolve_tool_call")
     token = _RESOLVING.set(_Resolve())
     try:
-        args = transform(self, HookPoint.TRANSFORM_TOOL_INPUT, ctx)
+        args = transform(plans, HookPoint.TRANSFORM_TOOL_INPUT, ctx)
         gate_ctx = _gate_context(ctx, args)
         denied = None
         try:
-            result = decide(self, HookPoint.PRE_TOOL_CALL_DECIDE, gate_ctx)
+            result = decide(plans, HookPoint.PRE_TOOL_CALL_DECIDE, gate_ctx)
             if result.decision is Decision.DENY:
                 denied = _denied_context(gate_ctx, result)
-                notify(self, HookPoint.PERMISSION_DENIED, denied)
+                notify(plans, HookPoint.PERMISSION_DENIED, denied)
         except StopRun as stop:
             _salvage(stop, ctx, args, gate_ctx, denied)
             raise
@@ -302,16 +303,17 @@ def resolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> T
 
 async def _aresolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
     """The coroutine `aresolve_tool_call` wraps: what awaiting it runs."""
+    plans = snapshot(self, _RESOLUTION_POINTS)  # one resolve runs on the hooks it started with (DESIGN §3)
     token = _RESOLVING.set(_Resolve())
     try:
-        args = await _atransform(self, HookPoint.TRANSFORM_TOOL_INPUT, ctx)
+        args = await _atransform(plans, HookPoint.TRANSFORM_TOOL_INPUT, ctx)
         gate_ctx = _gate_context(ctx, args)
         denied = None
         try:
-            result = await _adecide(self, HookPoint.PRE_TOOL_CALL_DECIDE, gate_ctx)
+            result = await _adecide(plans, HookPoint.PRE_TOOL_CALL_DECIDE, gate_ctx)
             if result.decision is Decision.DENY:
                 denied = _denied_context(gate_ctx, result)
-                await _anotify(self, HookPoint.PERMISSION_DENIED, denied)
+                await _anotify(plans, HookPoint.PERMISSION_DENIED, denied)
         except StopRun as stop:
             _salvage(stop, ctx, args, gate_ctx, denied)
             raise

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from _weakref import ref  # weakref's own ref, loaded with the interpreter: no import of weakref
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast, final
 
 from hookreg._errors import HookTypeError, IncludeError
 from hookreg._log import debug_enabled, log
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     """What fills the wrapper slot: given a registry, one point's compiled runners and the runner it wraps
     (the runners themselves, or the previous wrapper's), the runner every dispatch of that point goes to."""
 
-__all__ = ["RegistryCore", "add_wrapper", "hook_rows", "including", "reachable", "remove_wrapper"]
+__all__ = ["RegistryCore", "add_wrapper", "hook_rows", "including", "reachable", "remove_wrapper", "snapshot"]
 
 
 class RegistryCore:
@@ -340,3 +340,29 @@ def hook_rows(registry: RegistryCore) -> list[tuple[HookPoint, Registration, str
         for point, runners in registry._runners.items()  # noqa: SLF001 -- own class
         for reg in runners.hooks
     ]
+
+
+def snapshot(registry: RegistryCore, points: Iterable[HookPoint]) -> RegistryCore:
+    """`registry`'s plans for `points` as they are now, to dispatch those points on whatever hooks change later.
+
+    What a dispatch function takes as its registry when several dispatches must
+    run on one set of hooks (a resolve's three points, DESIGN §3): it reads
+    nothing but the plan tables, so a `_Snapshot` holding only theirs stands in.
+    """
+    taken = _Snapshot()
+    for point in points:
+        taken._plans[point.style][point] = registry._plans[point.style][point]  # noqa: SLF001 -- own class
+    return cast("RegistryCore", taken)
+
+
+@final
+class _Snapshot:
+    """The plan tables of a `snapshot`: the per-style tables a dispatch function reads, and nothing else."""
+
+    __slots__ = ("_decide", "_notify", "_plans", "_transform")
+
+    def __init__(self) -> None:
+        self._plans: dict[HookStyle, dict[HookPoint, Plan]] = {style: {} for style in HookStyle}
+        self._decide = self._plans[HookStyle.DECIDE]
+        self._transform = self._plans[HookStyle.TRANSFORM]
+        self._notify = self._plans[HookStyle.OBSERVE]
