@@ -33,3 +33,19 @@ def floors(session: nox.Session) -> None:
         "tests/adapters",
         *session.posargs,
     )
+
+
+@nox.session
+def claude_code(session: nox.Session) -> None:
+    """The whole Claude Code corpus (tests/external/claude_code), judged by the pinned CLI, through every loop."""
+    session.install("-e", ".[pydantic-ai,langchain]", "pytest>=8")
+    session.run(
+        "pytest",
+        "-q",
+        "--slow",
+        "-o",
+        "addopts=--strict-markers --import-mode=importlib -p no:hookreg",
+        "tests/external/claude_code",
+        *session.posargs,
+        env={"HOOKREG_CLAUDE_CODE": "full"},
+    )
