@@ -11,7 +11,7 @@ import re
 import types
 import warnings
 from _thread import RLock  # threading's RLock, without importing threading
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 from hookreg._errors import DuplicateHookWarning, HookReturnError, HookSignatureError, HookTypeError, HookValueError
@@ -481,6 +481,11 @@ def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each w
     if tools is not None:
         if not point.is_tool_scoped:
             raise value_error(f"tools= applies only to tool-scoped points; {point} has no tool_name. Remove tools=.")
+        if isinstance(tools, Mapping):  # an iterable of str, its keys, but its values would be dropped unread
+            raise type_error(
+                f"tools= must be a str or an iterable of str, not a mapping ({type(tools).__name__}): its values "
+                f"would be ignored. Pass the tool names, as in tools={list(tools)!r}."
+            )
         from hookreg._patterns import tools_matcher  # noqa: PLC0415 -- on first tools=: keeps the import light
 
         patterns, matcher = tools_matcher(tools, point.context, type_error, value_error)

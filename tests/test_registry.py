@@ -20,6 +20,7 @@ from hookreg import (
     HookRegistry,
     HookResult,
     HookSignatureError,
+    HookTypeError,
     HookValueError,
     IncludeError,
     PostToolCallContext,
@@ -413,6 +414,20 @@ def test_filtered_out_hooks_do_not_count_as_run() -> None:
         assert registry.decide(HookPoint.ON_INTERACTION, ctx).reason == "no interaction hook"
     ctx = OnInteractionContext(question="ok?", options=[], tool_name="bash")
     assert registry.decide(HookPoint.ON_INTERACTION, ctx).allowed
+
+
+@pytest.mark.parametrize("tools", [{"bash": True}, {"bash": "allow", "ls": "deny"}])
+def test_a_mapping_for_tools_is_refused_rather_than_read_as_its_keys(tools: dict[str, object]) -> None:
+    """tools={"bash": True} is refused when registered, naming the hook: its values would be silently dropped."""
+    registry = HookRegistry()
+    with pytest.raises(
+        HookTypeError, match=r"Cannot register .*allow.* at pre_tool_call_decide: tools= must be"
+    ) as raised:
+        registry.register(GATE, allow, tools=tools)  # a dict is an Iterable[str] to a type checker
+    assert "not a mapping (dict)" in str(raised.value)
+    assert raised.value.point is GATE
+    assert raised.value.callback is allow
+    assert not registry.has_hooks(GATE)
 
 
 def test_new_registries_stay_apart_in_hooks_inclusions_and_traces() -> None:
