@@ -74,6 +74,7 @@ from hookreg import (
 from hookreg._lifecycle import (
     GateResult,
     RunState,
+    Validator,
     adrive,
     failed,
     finish_reason,
@@ -366,7 +367,7 @@ class HookregCapability(AbstractCapability[Any]):
         for index, part in enumerate(parts):
             if not isinstance(part, ToolCallPart) or part.tool_name in known:
                 continue
-            verdict = await self._gate(ctx, part, part.args, functions)
+            verdict = await self._gate(ctx, part, _parse(part.args), functions, _validator(ctx))
             if verdict.allowed:  # repaired: the renamed call runs with these arguments, gated already
                 self._scope.gated[part.tool_call_id] = verdict
                 model_args = cast("str | dict[str, Any] | None", part.args)  # a plain call: its args are JSON
@@ -376,7 +377,7 @@ class HookregCapability(AbstractCapability[Any]):
         return dataclasses.replace(response, parts=parts) if parts != list(response.parts) else response
 
     async def _gate(
-        self, ctx: PaiRunContext[Any], call: ToolCallPart, raw: object, functions: Collection[str]
+        self, ctx: PaiRunContext[Any], call: ToolCallPart, raw: object, functions: Collection[str], validate: Validator
     ) -> GateResult:
         scope = self._scope
         steps = gate(
@@ -384,10 +385,10 @@ class HookregCapability(AbstractCapability[Any]):
             scope.state.run,
             call.tool_name,
             call.tool_call_id,
-            _parse(raw),
+            raw,
             known=functions,
             offered=scope.offered,
-            validate=_validator(ctx),
+            validate=validate,
         )
         return await adrive(self.registry, steps)
 
@@ -400,19 +401,54 @@ class HookregCapability(AbstractCapability[Any]):
         args: RawToolArgs,
         handler: WrapToolValidateHandler,
     ) -> ValidatedToolArgs:
-        """Gate the call on the model's raw arguments, then let pydantic-ai validate the effective ones."""
-        verdict = self._scope.gated.get(call.tool_call_id)
+        """Gate the call on the model's raw arguments, then let pydantic-ai validate the effective ones.
+
+        Arguments pydantic-ai refuses stay pydantic-ai's to handle unless an
+        ``invalid_tool_call`` hook answers: its own error, text and retry count
+        (``Tool(max_retries=...)``), so a model that keeps sending them is still
+        stopped by the tool's retry budget. They never reach the gate.
+        """
+        scope, registry = self._scope, self.registry
+        verdict = scope.gated.get(call.tool_call_id)
         if verdict is None:
-            verdict = await self._gate(ctx, call, args, _function_tools(ctx, None) | {tool_def.name})
-            self._scope.gated[call.tool_call_id] = verdict
+            functions = _function_tools(ctx, None) | {tool_def.name}
+            parsed, error = _parse(args), _schema_error(ctx, tool_def.name, args)
+            frameworks = bool(error) and (scope.offered is None or call.tool_name in scope.offered)
+            reported: str | None = None
+            if not frameworks or registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
+                verdict = await self._gate(ctx, call, parsed, functions, _validator(ctx, parsed, error))
+                if frameworks and verdict.status == "failed" and verdict.decided_by is None:
+                    reported, verdict = verdict.text, None  # every invalid_tool_call hook passed: they are reported
+            if verdict is None:
+                request = ToolCallRequest(
+                    call.tool_call_id, call.tool_name, parsed if isinstance(parsed, Mapping) else {}
+                )
+                accepted = await self._validated(request, args, handler, reported)  # raises pydantic-ai's own error
+                # pydantic-ai accepted them after all (another capability's on_tool_validate_error repaired them):
+                # the gate judges what it accepted
+                verdict = await self._gate(ctx, call, accepted, functions, _validator(ctx))
+            scope.gated[call.tool_call_id] = verdict
         if not verdict.allowed:
             raise ModelRetry(verdict.text) if verdict.status == "retry" else ToolFailed(verdict.text)
+        return await self._validated(verdict.call, dict(verdict.call.args), handler)
+
+    async def _validated(
+        self, call: ToolCallRequest, args: RawToolArgs, handler: WrapToolValidateHandler, reported: str | None = None
+    ) -> ValidatedToolArgs:
+        """pydantic-ai's validation of `args`; a refusal fires the failure points (``INVALID_ARGS``), and stays one.
+
+        A `ValidationError` or `ModelRetry` keeps counting against the tool's
+        retries; with ``on_tool_error`` hooks the model reads their text.
+        `reported` is that text when the failure points already fired.
+        """
         try:
-            return await handler(dict(verdict.call.args))
+            return await handler(args)
         except (ValidationError, ModelRetry, ToolFailed) as exc:  # the tool's own args_validator refused them
-            self._scope.gated.pop(call.tool_call_id, None)
+            self._scope.gated.pop(call.call_id, None)
             message = exc.message if isinstance(exc, ModelRetry | ToolFailed) else str(exc)
-            text = await self._failed(verdict.call, exc, message, kind=ToolErrorKind.INVALID_ARGS)
+            text = reported
+            if text is None:
+                text = await self._failed(call, exc, message, kind=ToolErrorKind.INVALID_ARGS)
             if not self.registry.has_hooks(HookPoint.ON_TOOL_ERROR):
                 raise
             raise (ToolFailed(text) if isinstance(exc, ToolFailed) else ModelRetry(text)) from exc
@@ -430,7 +466,7 @@ class HookregCapability(AbstractCapability[Any]):
         registry, run = self.registry, self._scope.state.run
         verdict = self._scope.gated.pop(call.tool_call_id, None)
         if verdict is None:  # validation was skipped by another capability: never run a call ungated
-            verdict = await self._gate(ctx, call, args, _function_tools(ctx, None) | {tool_def.name})
+            verdict = await self._gate(ctx, call, args, _function_tools(ctx, None) | {tool_def.name}, _validator(ctx))
             if not verdict.allowed:
                 raise ToolFailed(verdict.text)
         request = verdict.call
@@ -590,14 +626,36 @@ def _all_tools(ctx: PaiRunContext[Any], request_context: ModelRequestContext) ->
     return frozenset(_tools(ctx)) | {tool.name for tool in (*params.function_tools, *params.output_tools)}
 
 
-def _validator(ctx: PaiRunContext[Any]) -> Any:
-    """The tools' own schema check (`ToolsetTool.args_validator`), for the gate to run before any hook."""
-    tools, context = _tools(ctx), ctx.validation_context
+def _schema_error(ctx: PaiRunContext[Any], name: str, args: object) -> str:
+    """pydantic-ai's own schema check of `args` for tool `name`: its error text, or ``""`` when they fit.
 
-    def validate(name: str, args: Mapping[str, object]) -> None:
-        tool = tools.get(name)
-        if tool is not None:
-            tool.args_validator.validate_python(dict(args), context=context)
+    As pydantic-ai runs it (`ToolsetTool.args_validator`): text is read as JSON
+    (``""`` is ``{}``), anything else as Python objects.
+    """
+    tool = _tools(ctx).get(name)
+    if tool is None:  # not a tool of this step: pydantic-ai's own lookup reports it
+        return ""
+    try:
+        if isinstance(args, str):
+            tool.args_validator.validate_json(args or "{}", context=ctx.validation_context)
+        else:
+            plain = dict(args) if isinstance(args, Mapping) else args  # a hook's read-only mapping as a dict
+            tool.args_validator.validate_python(plain or {}, context=ctx.validation_context)
+    except ValidationError as exc:
+        return str(exc)
+    return ""
+
+
+def _validator(ctx: PaiRunContext[Any], model_args: object = None, model_error: str = "") -> Validator:
+    """The tools' own schema check, for the gate to run before any hook.
+
+    The model's own arguments (`model_args`, parsed) carry `model_error`,
+    pydantic-ai's verdict on them as the model sent them (JSON text is
+    checked as JSON, which accepts what a check of the parsed objects might not).
+    """
+
+    def validate(name: str, args: Mapping[str, object]) -> str:
+        return model_error if args is model_args else _schema_error(ctx, name, args)
 
     return validate
 
