@@ -19,16 +19,17 @@ Choices made where the two hosts' references leave room, each one place in
 this module:
 
 - **One gate per event.** Every entry of an event becomes part of one hook,
-  which runs the matching commands (in config order on the sync surface,
-  concurrently on the async one) and combines their answers: deny beats ask
-  beats allow, reasons of the winning kind are joined with ``"; "``, and the
-  last ``updatedInput`` in config order wins. ``continue: false`` from any
-  entry raises `StopRun` whatever the others said.
+  which runs the matching commands concurrently (threads on the sync surface;
+  identical commands once) and combines their answers: deny beats ask beats
+  allow, reasons of the winning kind are joined with ``"; "``, and the last
+  ``updatedInput`` in config order wins. ``continue: false`` from any entry
+  raises `StopRun` whatever the others said.
 - **Fail closed.** A command that exits with an unexpected status, times out
   (it is killed, with every process it started), cannot start, or prints
-  something that starts with ``{`` or ``[`` but is not a JSON object of the
-  protocol's shape, and an HTTP hook that answers a non-2xx status or cannot connect,
-  is a *failure*. At a gate a failure denies unless the entry says
+  something that starts with ``{`` or ``[`` but cannot be read as a JSON
+  object of the protocol's shape, prints more than ``output_limit``, and an
+  HTTP hook that redirects, answers a non-2xx status or cannot connect, is a
+  *failure*. At a gate a failure denies unless the entry says
   ``"onFailure": "allow"`` (Claude Code) or ``"fail_mode": "open"``
   (Recursive), or the config was loaded with ``fail_closed=False``; at
   ``Stop`` a failure lets the run stop (hookreg's rule for failing ``stop``
@@ -36,7 +37,9 @@ this module:
   "block"`` / ``"fail_mode": "closed"`` make one entry fail closed under
   ``fail_closed=False``. Both hosts fail open; hookreg does not by default.
 - **Plain text on stdout** (not starting with ``{`` or ``[``) is ignored, as
-  in Claude Code.
+  in Claude Code, but at ``SessionStart`` and ``UserPromptSubmit``, where it is
+  context for the model, as ``additionalContext`` is: queued in the run's
+  scratchpad, drained into the next ``pre_model_call``'s patch.
 - **PermissionRequest** runs at ``on_interaction``, where a context carries no
   tool arguments: ``tool_input`` is ``{}``. Only ``decision.behavior:
   "allow"`` approves. When no entry decides (none matched, none answered, or a
@@ -53,8 +56,7 @@ this module:
   ``"startup"``) and ``PreCompact`` (trigger ``"auto"``); the others match all.
 - **HTTP hooks** expand ``$VAR`` and ``${VAR}`` in header values from
   ``allowedEnvVars`` only; any other reference becomes empty. The timeout
-  bounds each network operation on the sync surface and the whole request on
-  the async one.
+  bounds the whole request on both surfaces; a redirect is never followed.
 - **Logging** names the event and the entry (``hooks.PreToolUse[0].hooks[1]``),
   never a command, an argument, or a hook's output.
 """
@@ -154,6 +156,11 @@ _REASON_LIMIT: Final = 8192
 # Events whose plain stdout on exit 0 is context for the model (Claude Code's rule).
 _STDOUT_IS_CONTEXT: Final = frozenset({"SessionStart", "UserPromptSubmit"})
 _ADDS_CONTEXT: Final = _STDOUT_IS_CONTEXT | {"PreToolUse", "PostToolUse"}
+_SESSION_EVENTS: Final = frozenset({"SessionStart", "SessionEnd"})
+# Top-level keys of a Claude Code settings file other than "hooks": such a file with no hooks loads as none.
+_SETTINGS_KEYS: Final = frozenset(
+    {"$schema", "permissions", "env", "model", "enabledPlugins", "statusLine", "outputStyle", "apiKeyHelper"}
+)
 _SHELLS: Final = {"bash": "bash", "powershell": "pwsh"}
 # Claude Code runs a command through /bin/sh unless its `shell` says otherwise: bash-only syntax there is a trap.
 _BASH_ONLY: Final = re.compile(r"\[\[|[<>]\(|\$'|\b\w+=\(|\$\{\w+\[")
@@ -320,7 +327,7 @@ def _detect(data: Mapping[str, object], where: str, format: object) -> Format:
     if format is not None:
         msg = f"Cannot load hooks from {where}: format={format!r} is not a format. Use 'claude', 'recursive' or None."
         raise HookValueError(msg)
-    if "hooks" in data:
+    if "hooks" in data or any(key in _SETTINGS_KEYS for key in data):
         return "claude"
     if any(isinstance(key, str) and key.casefold() in _RECURSIVE_BY_KEY for key in data):
         return "recursive"
@@ -364,7 +371,7 @@ class _Loader:
         self._events = _CLAUDE_EVENTS if dialect == "claude" else _RECURSIVE_EVENTS
 
     def claude(self, data: Mapping[str, object]) -> list[tuple[str, tuple[HookPoint, ...], list[_Entry]]]:
-        hooks = data.get("hooks")
+        hooks = data.get("hooks", {})  # a settings file with no hooks holds none
         if not isinstance(hooks, Mapping):
             raise _malformed("hooks", f"is a {type(hooks).__name__}, not an object of events")
         events = []
@@ -744,9 +751,10 @@ def _claude_payload(hook: _EventHook, ctx: Any, match_value: str | None) -> dict
         "session_id": ctx.run.session_id,
         "transcript_path": _Transcript.of(ctx.run).path if hook.transcript else None,
         "cwd": os.getcwd(),
-        "permission_mode": setting.permission_mode,
         "hook_event_name": event,
     }
+    if event not in _SESSION_EVENTS:  # Claude Code sends no permission mode with these
+        payload["permission_mode"] = setting.permission_mode
     if hook.point.is_tool_scoped:
         payload["tool_name"] = match_value
         payload["tool_input"] = dict(getattr(ctx, "args", {}))
@@ -757,7 +765,10 @@ def _claude_payload(hook: _EventHook, ctx: Any, match_value: str | None) -> dict
         "PostToolUseFailure": lambda: {"error": _describe(getattr(ctx, "error", ""))},
         "UserPromptSubmit": lambda: {"prompt": getattr(ctx, "content", None)},
         "Notification": lambda: {"message": getattr(ctx, "message", None)},
-        "Stop": lambda: {"stop_hook_active": getattr(ctx, "continuation_count", 0) > 0},
+        "Stop": lambda: {
+            "stop_hook_active": getattr(ctx, "continuation_count", 0) > 0,
+            "last_assistant_message": getattr(ctx, "response_text", ""),
+        },
         "SubagentStop": lambda: {"stop_hook_active": False},
         "SessionStart": lambda: {"source": match_value},
         "SessionEnd": lambda: {"reason": ctx.outcome.status},

@@ -156,7 +156,11 @@ def test_permission_mode_source_and_reason_come_from_the_config_and_the_run(
     surface.notify(registry, HookPoint.ON_SESSION_END, OnSessionEndContext(outcome=outcome, run=run))
     lines = [json.loads(line) for line in seen.read_text().splitlines()]
     assert [line.get("source", line.get("reason")) for line in lines] == ["startup", "resume", "stopped"]
-    assert {line["permission_mode"] for line in lines} == {"acceptEdits"}
+    assert all("permission_mode" not in line for line in lines)  # Claude Code sends none with these two events
+    registry = HookRegistry()
+    load_hooks_config(registry, {**kit.claude("PreToolUse", dump), "permissions": {"defaultMode": "acceptEdits"}})
+    surface.resolve(registry, kit.call())
+    assert json.loads(seen.read_text().splitlines()[-1])["permission_mode"] == "acceptEdits"
 
 
 def test_tool_names_map_the_hosts_tools_onto_claude_codes(kit: Kit, surface: Surface, tmp_path: Path) -> None:

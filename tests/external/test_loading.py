@@ -113,13 +113,15 @@ def test_strict_refuses_what_it_would_skip(config: dict[str, object]) -> None:
 
 
 def test_format_detection_and_explicit_format() -> None:
-    """A top-level "hooks" means Claude Code, Recursive's event names mean Recursive; neither is refused."""
+    """A top-level "hooks" (or another settings key) means Claude Code, Recursive's event names Recursive."""
     registry = HookRegistry()
     load_hooks_config(registry, {"hooks": {"Stop": [{"hooks": [_command()]}]}})
     load_hooks_config(registry, {"STOP": [{"command": "true"}]})
     assert [reg.name for reg in registry.callbacks(HookPoint.STOP)] == ["claude:Stop", "recursive:Stop"]
     with pytest.raises(HookValueError, match="neither"):
-        load_hooks_config(registry, {"permissions": {}})
+        load_hooks_config(registry, {"theme": "dark"})
+    empty = load_hooks_config(HookRegistry(), {"permissions": {"allow": ["Bash"]}})  # a settings file without hooks
+    assert len(empty.registry) == 0
     with pytest.raises(HookValueError, match="format="):
         load_hooks_config(registry, {"hooks": {}}, format="codex")  # type: ignore[arg-type]  # the mistake tested
     load_hooks_config(registry, {"Stop": [{"hooks": [_command()]}]}, format="recursive")

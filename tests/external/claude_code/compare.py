@@ -48,6 +48,7 @@ _SAME_VALUE = frozenset(
         "prompt",
         "message",
         "stop_hook_active",
+        "last_assistant_message",
         "source",
         "reason",
         "trigger",
@@ -60,7 +61,6 @@ CLI_ONLY: Mapping[str, str] = {
     "prompt_id": "an id of the user prompt",
     "effort": "the model's effort setting",
     "duration_ms": "the tool's run time (PostToolUse)",
-    "last_assistant_message": "the answer the run would stop on (Stop)",
     "background_tasks": "background shells still running (Stop)",
     "session_crons": "scheduled wake-ups (Stop)",
 }

@@ -68,12 +68,13 @@ def say(text: str) -> ModelTurn:
 
 
 # The disagreements hookreg shows today, one line each (the cases xfail strictly on them).
+# Deliberate differences, each listed in docs/guides/external.md ("Deliberate differences from Claude Code").
 _TOOL_RESPONSE = (
-    "tool_response: hookreg sends the tool's text; the CLI sends its tool's object (Bash: stdout, stderr, ...)"
+    "deliberate: tool_response is the host tool's own result (the recording Bash returns text); "
+    "the CLI's Bash returns an object (stdout, stderr, ...)"
 )
-_START_MODE = "SessionStart: hookreg sends permission_mode, which the CLI leaves out there"
 _FAIL_CLOSED = "deliberate: a guard exiting 1 denies in hookreg (fail_closed=True); the CLI runs the tool"
-_SHELL = "shell 'bash' runs bash -c in hookreg; CLI 2.1.332 runs it with /bin/sh too, so the [[ ]] guard never blocks"
+_SHELL = "deliberate: shell 'bash' runs bash -c in hookreg; CLI 2.1.332 runs it through $SHELL (/bin/sh here)"
 
 SCENARIOS: tuple[Scenario, ...] = (
     # Guards: exit 2 with stderr, JSON permissionDecision, a guard that crashes.
@@ -101,7 +102,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             ),
             say("done"),
         ),
-        gaps={"results": "an unanswered ask: the model reads 'no interaction hook', the CLI shows the hook's reason"},
+        gaps={"results": "deliberate: an unanswered ask reads 'no interaction hook'; the CLI shows the hook's reason"},
     ),
     Scenario(
         "guard-crashes",
@@ -131,13 +132,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     # Prompt checks and session context.
-    Scenario("prompt-and-session-context", "prompt-context", (say("ok"),), gaps={"stdin": _START_MODE}),
+    Scenario("prompt-and-session-context", "prompt-context", (say("ok"),)),
     Scenario(
         "prompt-blocked",
         "prompt-context",
         (say("ok"),),
         prompt="deploy with password=hunter2",
-        gaps={"stdin": _START_MODE},
     ),
     # Stop loops that read the transcript.
     Scenario(
@@ -180,9 +180,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         "stdin-of-every-event",
         "record-all",
         (calls(bash("toolu_a", "ls"), write("toolu_b", "x.txt", "x")), say("done")),
-        gaps={
-            "stdin": "tool_response is text, not the CLI's object; permission_mode sent at SessionStart/SessionEnd; "
-            "SessionEnd reason 'completed' where the CLI says 'other'"
-        },
+        gaps={"stdin": _TOOL_RESPONSE + "; deliberate: SessionEnd's reason is the outcome ('completed')"},
     ),
 )
