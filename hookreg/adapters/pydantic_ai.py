@@ -38,8 +38,8 @@ Mapping (hookreg point → pydantic-ai capability hook):
 - Tool calls → ``after_model_request`` (calls to tools pydantic-ai does not
   know), ``wrap_tool_validate`` (every other call) and ``wrap_tool_execute``;
   see `HookregCapability`.
-- ``text_delta``, ``reasoning_delta``, ``tool_call_delta`` → ``on_event``. With
-  such hooks registered pydantic-ai streams every run, so the model must stream.
+- ``text_delta``, ``reasoning_delta``, ``tool_call_delta`` → ``on_event``, in
+  streamed runs (``agent.run_stream``); a blocking run stays blocking and fires none.
 
 Example:
     >>> agent = Agent(model, tools=[...], capabilities=[hookreg_capability(registry)])  # doctest: +SKIP
@@ -180,17 +180,22 @@ class HookregCapability(AbstractCapability[Any]):
       tool" retry prompt in the history before the next request); ``repair``
       renames the call, which then runs through the gate.
     - Every other call is gated in ``wrap_tool_validate``, on the model's raw
-      arguments, before pydantic-ai validates them: arguments that are not a
-      JSON object, malformed JSON, a tool ``active_tools`` left out and
-      arguments failing the tool's schema go to ``invalid_tool_call``; then
-      ``transform_tool_input``, ``pre_tool_call_decide`` on the transformed
-      args, an ``ask`` through ``notification`` and ``on_interaction``. A call
-      that may not run becomes a failed tool result carrying the text
+      arguments: a tool ``active_tools`` left out, and arguments pydantic-ai's
+      schema check refuses (not a JSON object, malformed JSON, failing the
+      schema) go to ``invalid_tool_call``; then ``transform_tool_input``,
+      ``pre_tool_call_decide`` on the transformed args, an ``ask`` through
+      ``notification`` and ``on_interaction``. A call that may not run becomes
+      a failed tool result carrying the text
       (`pydantic_ai.exceptions.ToolFailed`; a ``retry`` answer becomes a
-      `pydantic_ai.exceptions.ModelRetry`); the tool never runs. pydantic-ai
-      then validates the effective arguments as usual; when the tool's own
-      ``args_validator`` refuses them, ``post_tool_call_failure`` and
-      ``on_tool_error`` (kind ``INVALID_ARGS``) fire and the tool never runs.
+      `pydantic_ai.exceptions.ModelRetry`, which counts against the tool's
+      retries); the tool never runs. Refused arguments stay pydantic-ai's to
+      handle when no ``invalid_tool_call`` hook listens or every one passes:
+      its own error, text and retry count (``Tool(max_retries=...)``,
+      ``Agent(retries=...)``), with ``post_tool_call_failure`` and
+      ``on_tool_error`` (kind ``INVALID_ARGS``) fired; they never reach the
+      gate. pydantic-ai then validates the effective arguments as usual; when
+      the tool's own ``args_validator`` refuses them, the failure points fire
+      the same way and the tool never runs.
     - ``wrap_tool_execute`` runs the tool. A result goes through
       ``transform_tool_result`` (the model then reads the presentation
       string) and ``post_tool_call``. A failure — an exception, a
@@ -251,12 +256,19 @@ class HookregCapability(AbstractCapability[Any]):
 
     @property
     def has_on_event(self) -> bool:
-        """Whether delta hooks are registered; pydantic-ai then streams the run to `on_event`."""
-        return any(self.registry.has_hooks(point) for point in _DELTA_POINTS)
+        """``False``: delta hooks never make pydantic-ai stream a blocking run (``agent.run``).
+
+        A blocking run stays blocking, so its model need not stream, and fires
+        no delta points; a streamed run (``agent.run_stream``, ``node.stream``
+        under ``agent.iter``) reaches `on_event` through `listens_to` anyway.
+        """
+        return False
 
     def listens_to(self, event: AgentStreamEvent) -> bool:
         """Whether `on_event` wants `event`: part starts and deltas, when delta hooks are registered."""
-        return self.has_on_event and isinstance(event, (PartStartEvent, PartDeltaEvent))
+        return any(self.registry.has_hooks(point) for point in _DELTA_POINTS) and isinstance(
+            event, (PartStartEvent, PartDeltaEvent)
+        )
 
     # --- the run ----------------------------------------------------------------------------
 

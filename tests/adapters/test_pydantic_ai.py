@@ -582,7 +582,7 @@ def test_stop_run_from_a_hook_ends_the_session_stopped() -> None:
 
 
 def test_delta_points_fire_for_a_streamed_answer() -> None:
-    """With delta hooks the run streams: text, thinking and tool-call deltas reach their hooks in order."""
+    """In a streamed run, text, thinking and tool-call deltas reach their hooks in order."""
     registry = HookRegistry()
     texts: list[tuple[str, str]] = []
     thoughts: list[tuple[str, str]] = []
@@ -607,9 +607,13 @@ def test_delta_points_fire_for_a_streamed_answer() -> None:
             yield "do"
             yield "ne"
 
+    async def run_streamed() -> str:
+        async with agent.run_stream("go") as result:
+            return await result.get_output()
+
     tool = RecordingTool()
     agent = make_agent(registry, tool, FunctionModel(stream_function=stream))
-    assert asyncio.run(agent.run("go")).output == "done"
+    assert asyncio.run(run_streamed()) == "done"
     assert tool.calls == [{"text": "hi"}]
     assert thoughts == [("let me ", "let me "), ("think", "let me think")]
     assert tool_deltas == [("c1", TOOL_NAME, '{"text": '), ("c1", TOOL_NAME, '"hi"}')]

@@ -24,6 +24,7 @@ from hookreg import (
     InvalidToolCallContext,
     PostToolCallFailureContext,
     PreToolCallDecideContext,
+    TextDeltaContext,
 )
 from hookreg.adapters.pydantic_ai import hookreg_capability
 
@@ -178,3 +179,17 @@ def test_arguments_a_framework_extension_repairs_run_and_are_gated(hooks: str) -
     asyncio.run(agent.run("go"))
     assert ran == ["5"]
     assert judged == ([{"text": "5"}] if hooks == "gate" else [])
+
+
+def test_a_delta_observer_leaves_a_blocking_run_blocking() -> None:
+    """With text_delta hooks, agent.run still calls a model that cannot stream, and fires no delta points."""
+    registry = HookRegistry()
+    deltas: list[TextDeltaContext] = []
+    registry.text_delta(deltas.append)
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = Agent(FunctionModel(respond), capabilities=[hookreg_capability(registry)])
+    assert asyncio.run(agent.run("go")).output == "done"
+    assert deltas == []
