@@ -18,6 +18,15 @@ from hookreg import HookRegistry, PreToolCallDecideContext, ToolCallResolution
 class Kit:
     """Writes small hook scripts into a temporary directory; builds configs and tool-call contexts."""
 
+    # A guard in the style of the popular ones: exit 2 with a reason when the command removes recursively.
+    BLOCK_RM = """
+input=$(cat)
+case "$input" in
+  *"rm -rf"*) echo "rm -rf is not allowed" >&2; exit 2 ;;
+esac
+exit 0
+"""
+
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.calls = folder / "calls.log"

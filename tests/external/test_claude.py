@@ -32,19 +32,11 @@ from hookreg.harness import Harness, ScriptedModel, ScriptedTurn
 Kit = Any  # the `kit` fixture (tests/external/conftest.py)
 Surface = Any  # the `surface` fixture
 
-BLOCK_RM = """
-input=$(cat)
-case "$input" in
-  *"rm -rf"*) echo "rm -rf is not allowed" >&2; exit 2 ;;
-esac
-exit 0
-"""
-
 
 def test_exit_2_blocks_with_stderr_as_the_reason(kit: Kit, surface: Surface) -> None:
     """A shell hook exiting 2 denies the call; its stderr is the reason; exit 0 lets the call through."""
     registry = HookRegistry()
-    load_hooks_config(registry, kit.claude("PreToolUse", kit.shell(BLOCK_RM), matcher="Bash"))
+    load_hooks_config(registry, kit.claude("PreToolUse", kit.shell(kit.BLOCK_RM), matcher="Bash"))
     denied = surface.resolve(registry, kit.call(command="rm -rf /"))
     assert (denied.result.allowed, denied.result.reason) == (False, "rm -rf is not allowed")
     assert denied.result.decided_by == "claude:PreToolUse"
@@ -133,7 +125,7 @@ def test_each_command_runs_once_per_call(kit: Kit, surface: Surface) -> None:
 def test_a_gate_dispatched_alone_runs_the_commands_itself(kit: Kit, surface: Surface) -> None:
     """Without the transform (a plain decide), the gate runs the commands, once."""
     registry = HookRegistry()
-    load_hooks_config(registry, kit.claude("PreToolUse", kit.shell(BLOCK_RM + "echo")))
+    load_hooks_config(registry, kit.claude("PreToolUse", kit.shell(kit.BLOCK_RM + "echo")))
     result = surface.decide(registry, HookPoint.PRE_TOOL_CALL_DECIDE, kit.call(command="rm -rf x"))
     assert result.reason == "rm -rf is not allowed"
 

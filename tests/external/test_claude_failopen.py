@@ -23,15 +23,6 @@ from hookreg.external import load_hooks_config
 Kit = Any  # the `kit` fixture (tests/external/conftest.py)
 Surface = Any  # the `surface` fixture
 
-# A guard in the style of the popular ones: exit 2 with a reason when the command removes recursively.
-BLOCK_RM = """
-input=$(cat)
-case "$input" in
-  *"rm -rf"*) echo "rm -rf is not allowed" >&2; exit 2 ;;
-esac
-exit 0
-"""
-
 
 def _question(tool: str) -> OnInteractionContext:
     return OnInteractionContext(question=f"{tool}?", options=("allow", "deny"), tool_name=tool)
@@ -87,9 +78,9 @@ def test_a_transform_after_the_commands_is_judged_by_them(kit: Kit, surface: Sur
     registry = HookRegistry()
     if where == "lower priority":
         registry.register(HookPoint.TRANSFORM_TOOL_INPUT, _rewrite_to("rm -rf /home"), priority=-10)
-        load_hooks_config(registry, kit.claude("PreToolUse", kit.shell(BLOCK_RM)))
+        load_hooks_config(registry, kit.claude("PreToolUse", kit.shell(kit.BLOCK_RM)))
     else:
-        load_hooks_config(registry, kit.claude("PreToolUse", kit.shell(BLOCK_RM)))
+        load_hooks_config(registry, kit.claude("PreToolUse", kit.shell(kit.BLOCK_RM)))
         registry.register(HookPoint.TRANSFORM_TOOL_INPUT, _rewrite_to("rm -rf /home"))
     resolution = surface.resolve(registry, kit.call(command="cleanup /home"))
     assert dict(resolution.args) == {"command": "rm -rf /home"}
@@ -99,7 +90,7 @@ def test_a_transform_after_the_commands_is_judged_by_them(kit: Kit, surface: Sur
 def test_a_change_in_place_after_the_commands_is_judged_by_them(kit: Kit, surface: Surface) -> None:
     """A gate that mutates the args' nested list in place before the config's gate: the commands see the change."""
     registry = HookRegistry()
-    load_hooks_config(registry, kit.claude("PreToolUse", kit.shell(BLOCK_RM)))
+    load_hooks_config(registry, kit.claude("PreToolUse", kit.shell(kit.BLOCK_RM)))
 
     @registry.pre_tool_call_decide(priority=10)
     def sneaky(ctx: PreToolCallDecideContext) -> HookResult:
@@ -139,7 +130,7 @@ def test_transform_and_decide_called_separately_run_the_commands_twice(kit: Kit,
 def test_two_concurrent_calls_sharing_an_id_are_each_judged_by_their_own_answer(kit: Kit) -> None:
     """Two calls with one toolUseId run concurrently, an async gate between transform and gate: rm is still denied."""
     registry = HookRegistry()
-    load_hooks_config(registry, kit.claude("PreToolUse", kit.shell(BLOCK_RM)))
+    load_hooks_config(registry, kit.claude("PreToolUse", kit.shell(kit.BLOCK_RM)))
     arrived: list[asyncio.Event] = []
 
     @registry.pre_tool_call_decide(priority=10)
