@@ -76,6 +76,7 @@ from hookreg._lifecycle import (
     RunState,
     Validator,
     adrive,
+    describe,
     failed,
     finish_reason,
     gate,
@@ -498,15 +499,18 @@ class HookregCapability(AbstractCapability[Any]):
             await self._failed(request, exc.__cause__ if isinstance(exc.__cause__, Exception) else exc, None, started)
             raise
         except Exception as exc:
-            text = await self._failed(request, exc, None, started)
-            if not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+            # the text `failed` starts on_tool_error from, held so that a chain of hooks returning None is seen
+            default = f"Error: {describe(exc)}"
+            text = await self._failed(request, exc, default, started)
+            if text is default:  # no on_tool_error hook, or none gave a text: pydantic-ai's own handling
                 raise
             raise ToolFailed(text) from exc
         ms = (time.perf_counter() - started) * 1000
-        self._scope.ran[call.tool_call_id] = present(raw)  # what the history shows if a result hook stops the run
-        text = await adrive(registry, succeeded(registry, run, request, raw, duration_ms=ms))
+        shown = self._scope.ran[call.tool_call_id] = present(raw)  # the history's text if a result hook stops the run
+        text = await adrive(registry, succeeded(registry, run, request, raw, presentation=shown, duration_ms=ms))
         self._scope.ran.pop(call.tool_call_id, None)
-        return text if registry.has_hooks(HookPoint.TRANSFORM_TOOL_RESULT) else raw
+        # every transform_tool_result hook returned None when the chain hands back the very presentation it got
+        return raw if text is shown else text
 
     async def _failed(
         self,

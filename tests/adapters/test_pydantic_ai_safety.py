@@ -12,7 +12,15 @@ from pydantic_ai import Agent, Tool, UnexpectedModelBehavior, models
 from pydantic_ai import RunContext as PaiRunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ModelRetry
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, RetryPromptPart, TextPart, ToolCallPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 from pydantic_core import ValidationError
@@ -22,6 +30,7 @@ from hookreg import (
     HookResult,
     InvalidToolCallAction,
     InvalidToolCallContext,
+    OnToolErrorContext,
     PostToolCallFailureContext,
     PreToolCallDecideContext,
     TextDeltaContext,
@@ -193,3 +202,48 @@ def test_a_delta_observer_leaves_a_blocking_run_blocking() -> None:
     agent = Agent(FunctionModel(respond), capabilities=[hookreg_capability(registry)])
     assert asyncio.run(agent.run("go")).output == "done"
     assert deltas == []
+
+
+def _contents(registry: HookRegistry | None) -> list[object]:
+    """What the tool returns reaches the history as: the content of each tool return, with hookreg or without."""
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) > 1:
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart("count", {}, tool_call_id="call-1")])
+
+    def count() -> dict[str, int]:
+        """Count."""
+        return {"n": 1}
+
+    capabilities = [] if registry is None else [hookreg_capability(registry)]
+    result = asyncio.run(Agent(FunctionModel(respond), tools=[count], capabilities=capabilities).run("go"))
+    return [p.content for m in result.all_messages() for p in m.parts if isinstance(p, ToolReturnPart)]
+
+
+def test_a_result_transform_returning_none_keeps_the_tools_own_value() -> None:
+    """A transform_tool_result hook that returns None leaves the tool's value as pydantic-ai would show it."""
+    registry = HookRegistry()
+    registry.transform_tool_result(lambda ctx: None)
+    assert _contents(registry) == _contents(None) == [{"n": 1}]
+
+
+def test_an_error_hook_returning_none_lets_the_exception_end_the_run() -> None:
+    """An on_tool_error hook returning None leaves a tool's exception to pydantic-ai, which ends the run."""
+    registry = HookRegistry()
+    errors: list[OnToolErrorContext] = []
+    registry.on_tool_error(errors.append)
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) > 1:
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart("explode", {}, tool_call_id="call-1")])
+
+    def explode() -> str:
+        """Explode."""
+        raise LookupError("boom")
+
+    agent = Agent(FunctionModel(respond), tools=[explode], capabilities=[hookreg_capability(registry)])
+    with pytest.raises(LookupError, match="boom"):
+        asyncio.run(agent.run("go"))
+    assert [str(e.error) for e in errors] == ["boom"]
