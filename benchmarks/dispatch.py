@@ -786,18 +786,26 @@ WHY = """
   fixed cost of a dispatch (a method call, the point's plan, the context
   check) is what separates hookreg from the limit.
 - **Async.** `adecide` runs the same inline loop as `decide` inside a
-  coroutine, so it costs the sync dispatch plus one `await` of a coroutine:
-  the "limit, awaited" column (the limit written as `async def`) shows what
-  an `await` alone costs. The async target (twice the sync ratio) asks
-  that await to cost no more than the sync dispatch itself: with no hook
-  the sync dispatch takes 73-85 ns and the await of any coroutine 60-75 ns
-  (on 3.11 each `await` enters the interpreter loop again), so the faster
-  the sync dispatch, the closer the async ratio comes to its bound. Observe
-  with no hook is the tightest: 73 ns sync, 75 ns more awaited. Counted in
-  instructions, awaiting `adecide` adds what awaiting the limit adds, within
-  2%: there is no await of hookreg's own to remove. Timed, an `async def`
-  with the dispatch's frame (8 locals and the failure paths' stack) took
-  1-9 ns more to await than one with 5 locals.
+  coroutine, and hands that coroutine back wrapped in a
+  `DispatchCoroutine`, whose `bool()` raises so that
+  `if registry.adecide(...):` with the `await` forgotten is an error, never
+  an allow (DESIGN §6). A coroutine's truth value cannot be changed, so
+  some object of hookreg's own must stand between the caller and the
+  native coroutine, and awaiting it goes through its `__await__` and the
+  coroutine's `__await__()` iterator instead of the interpreter's fast
+  path for a native coroutine. That costs about 250 ns per async dispatch
+  on this machine (side by side with the unwrapped coroutine: decide 0
+  hooks 141 -> 399 ns, observe 0 hooks 133 -> 354 ns; the sync surface is
+  unchanged). Cheaper wrappers were measured in a micro-benchmark and
+  refused: a generator `__await__` running the dispatch itself costs
+  about 85-100 ns but no longer warns when the coroutine is dropped
+  unawaited (DESIGN §6 keeps that warning), and adding a `__del__` to warn
+  brings it to about 155 ns. Even the cheapest wrapper (allocating one
+  object and one `__await__` call) is more than the headroom the async
+  target leaves with 0 or 1 hook (twice the sync ratio: 5-50 ns), so those
+  rows miss by design; from 5 hooks on the wrapper's fixed cost is small
+  next to the hooks. The "limit, awaited" column (the limit written as
+  `async def`) shows what an `await` of a plain coroutine alone costs.
 - **Transforms returning a value.** Each hook that returns a value gives the
   next hook a new frozen context. The limit builds it with
   `dataclasses.replace` (about 2 us for a `TransformToolResultContext`: it
