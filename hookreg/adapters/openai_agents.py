@@ -72,7 +72,7 @@ import json
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from hookreg import (
     FinishReason,
@@ -139,6 +139,7 @@ try:
         ToolErrorFormatterArgs,
         ToolTimeoutError,
         Usage,
+        UserError,
     )
     from agents.models import get_default_model, get_default_model_settings
     from agents.run_config import CallModelData, ModelInputData
@@ -157,11 +158,12 @@ except ImportError as _error:  # pragma: no cover - exercised by a test that hid
 
 # --- tools ----------------------------------------------------------------------------------
 
-_Formatter = Callable[[ToolContext[Any], Exception], Awaitable["str | None"]]
+_Formatter = Callable[[ToolContext[Any], BaseException], Awaitable["str | None"]]
+_Approval = Callable[[RunContextWrapper[Any], str, str], Awaitable[bool]]
 
 
-def _raising_copy(tool: FunctionTool) -> tuple[FunctionTool, _Formatter]:
-    """A copy of `tool` whose invoker raises the tool's exceptions, and the tool's own error formatter.
+def _raising_copy(tool: FunctionTool) -> tuple[FunctionTool, _Formatter, _Approval]:
+    """A copy of `tool` whose invoker raises the tool's exceptions, its own error formatter, and its approval rule.
 
     The one use of SDK internals in this adapter, isolated here. To observe a
     failure (``post_tool_call_failure``, ``on_tool_error``) the adapter needs
@@ -172,26 +174,40 @@ def _raising_copy(tool: FunctionTool) -> tuple[FunctionTool, _Formatter]:
     the invoker to the copy); ``set_function_tool_failure_error_function``
     and ``maybe_invoke_function_tool_failure_error_function`` (``agents.tool``,
     documented as internal) unset the copy's formatter and call the
-    original's. ``test_private_sdk_seam_still_holds`` fails loudly when the
-    SDK changes them.
+    original's. The gate judges a call before the SDK asks a human about it,
+    so the copy's ``needs_approval`` asks the SDK's own rule about the
+    arguments the gate approved: ``evaluate_function_tool_approval``
+    (``agents.util._approvals``) applied to the original tool, which also
+    holds arguments its validation would change, whatever the tool's
+    predicate says. ``test_private_sdk_seam_still_holds`` fails loudly when
+    the SDK changes them.
 
     Returns:
-        The raising copy, and ``formatter(ctx, error)``: the text the SDK
+        The raising copy; ``formatter(ctx, error)``: the text the SDK
         would show the model for `error` (``None`` when the tool was built
-        with ``failure_error_function=None``, i.e. asks errors to propagate).
+        with ``failure_error_function=None``, i.e. asks errors to propagate);
+        and ``approval(context, arguments_json, call_id)``: whether the SDK
+        holds that call for a human's approval.
     """
     from agents.tool import (  # noqa: PLC0415 -- internal names, imported only by this seam
         maybe_invoke_function_tool_failure_error_function,
         set_function_tool_failure_error_function,
     )
+    from agents.util._approvals import evaluate_function_tool_approval  # noqa: PLC0415 -- the same seam
 
     raising = copy.copy(tool)
     set_function_tool_failure_error_function(raising, None)
 
-    async def formatter(ctx: ToolContext[Any], error: Exception) -> str | None:
-        return await maybe_invoke_function_tool_failure_error_function(function_tool=tool, context=ctx, error=error)
+    async def formatter(ctx: ToolContext[Any], error: BaseException) -> str | None:
+        # The SDK formats a tool's own CancelledError with this very function, though it is typed for Exception.
+        failure = cast("Exception", error)
+        return await maybe_invoke_function_tool_failure_error_function(function_tool=tool, context=ctx, error=failure)
 
-    return raising, formatter
+    async def approval(context: RunContextWrapper[Any], arguments: str, call_id: str) -> bool:
+        evaluation = await evaluate_function_tool_approval(tool, context, arguments, call_id)
+        return evaluation.outcome == "require_approval"
+
+    return raising, formatter, approval
 
 
 def _model_arguments(input_json: str) -> object:
@@ -223,7 +239,19 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
     ``failure_error_function=None`` and no ``on_tool_error`` hook re-raises,
     as the SDK would. A call outliving the tool's ``timeout_seconds`` fails
     the same way with kind ``TIMEOUT`` over the tool's timeout text (or
-    raises `ToolTimeoutError` under ``timeout_behavior="raise_exception"``).
+    raises `ToolTimeoutError` under ``timeout_behavior="raise_exception"``);
+    a `CancelledError` the tool raises itself fails the call too, as the SDK
+    makes it (the run's own cancellation propagates).
+
+    A tool that may ask a human (``needs_approval`` set) is gated before the
+    SDK asks: the copy's ``needs_approval`` runs the gate, then the SDK's own
+    approval rule (the tool's predicate, and the SDK's holding of arguments
+    its validation would change) on the arguments the gate approved, so a
+    denied call is never shown to a human and the predicate judges what will
+    run. The invoker then reuses that verdict for the same arguments (one
+    gate per call, also when an approved run resumes in this process); a
+    call the SDK holds without asking the predicate (arguments that are not
+    a JSON object), or resumes from a saved state, is gated when it runs.
     A result passes through ``transform_tool_result`` and
     ``post_tool_call``. A `StopRun` from a hook ends the run's session as
     ``stopped`` and propagates (the SDK wraps it in ``UserError``; the entry
@@ -249,27 +277,21 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
             "Pass function tools, or use guard_tools() to leave hosted tools as they are."
         )
         raise HookTypeError(msg)
-    guarded, formatter = _raising_copy(tool)
+    guarded, formatter, sdk_approval = _raising_copy(tool)
     invoke = guarded.on_invoke_tool
     # The SDK enforces timeout_seconds by cancelling the invoker, which would leave the hooks no failure to see:
     # the guarded copy enforces it inside instead, as a failure with kind TIMEOUT.
     limit, guarded.timeout_seconds = tool.timeout_seconds, None
+    # Verdicts given before the SDK's approval, by call id, for the invoker once the call is approved. Kept by the
+    # tool, not the run: the SDK resumes an approved call in a copy of the run's context. Taken on use; a verdict
+    # is reused only for the very arguments it judged.
+    judged: dict[str, tuple[object, GateResult]] = {}
 
     async def call_tool(ctx: ToolContext[Any], input_json: str) -> Any:
         run = _RUNS.get(id(ctx.usage))
         context = run.state.run if run else RunContext()
         try:
-            gated = _GATED.get()
-            if gated is not None and not gated.taken and gated.verdict.call.call_id == ctx.tool_call_id:
-                gated.taken = True  # a repaired call to an unknown tool, gated by _Run.unknown_tool
-                verdict = gated.verdict
-            else:
-                offered = run.offered if run else None
-                arguments = _model_arguments(input_json)
-                steps = gate(
-                    registry, context, tool.name, ctx.tool_call_id, arguments, known={tool.name}, offered=offered
-                )
-                verdict = await adrive(registry, steps)
+            verdict = await _verdict(registry, tool.name, run, ctx.tool_call_id, input_json, judged=judged)
             if not verdict.allowed:
                 return verdict.text
             call = verdict.call
@@ -280,7 +302,9 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
                     raw = await invoke(ctx, json.dumps(dict(call.args)) if verdict.rewritten else input_json)
             except StopRun:
                 raise
-            except Exception as exc:
+            except (Exception, asyncio.CancelledError) as exc:
+                if isinstance(exc, asyncio.CancelledError) and _being_cancelled():
+                    raise  # the run is cancelled; a CancelledError the tool raised itself fails the call, as in the SDK
                 ms = (time.perf_counter() - started) * 1000
                 if deadline.expired() and limit is not None:
                     return await _timed_out(tool, registry, context, call, ctx, limit=limit, ms=ms)
@@ -298,8 +322,71 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
                 await run.end_with(stop)
             raise
 
+    if tool.needs_approval is not False:  # a tool that never asks a human keeps the SDK's plain path
+        guarded.needs_approval = _gate_first(registry, tool.name, judged, sdk_approval)
     guarded.on_invoke_tool = call_tool
     return guarded
+
+
+async def _judge(registry: HookRegistry, name: str, run: _Run | None, call_id: str, arguments: object) -> GateResult:
+    """The gate's verdict on one call to the function tool `name`, in `run` (a detached one without run hooks)."""
+    context = run.state.run if run else RunContext()
+    offered = run.offered if run else None
+    return await adrive(registry, gate(registry, context, name, call_id, arguments, known={name}, offered=offered))
+
+
+async def _verdict(  # noqa: PLR0913 -- the hooks, the call, and the verdicts already given
+    registry: HookRegistry,
+    name: str,
+    run: _Run | None,
+    call_id: str,
+    input_json: str,
+    *,
+    judged: dict[str, tuple[object, GateResult]],
+) -> GateResult:
+    """The verdict a guarded tool's invoker acts on: one already given for this call, else the gate's now.
+
+    Already given: by `_Run.unknown_tool` to a repaired call, or by `_gate_first`
+    before the SDK's approval — the latter only for the very arguments it judged.
+    """
+    gated = _GATED.get()
+    if gated is not None and not gated.taken and gated.verdict.call.call_id == call_id:
+        gated.taken = True
+        return gated.verdict
+    arguments = _model_arguments(input_json)
+    earlier = judged.pop(call_id, None)
+    if earlier is not None and earlier[0] == arguments:
+        return earlier[1]
+    return await _judge(registry, name, run, call_id, arguments)
+
+
+def _gate_first(
+    registry: HookRegistry, name: str, judged: dict[str, tuple[object, GateResult]], sdk_approval: _Approval
+) -> Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]]:
+    """The ``needs_approval`` of a guarded tool: the gate judges first, the SDK's rule asks only about what it allowed.
+
+    The verdict is kept in `judged` for the invoker, so a call is gated once;
+    a denied call needs no approval (the invoker tells the model why), so it
+    is never shown to a human.
+    """
+
+    async def needs_approval(context: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
+        run = _RUNS.get(id(context.usage))
+        try:
+            verdict = await _judge(registry, name, run, call_id, params)
+        except Exception as exc:
+            if isinstance(exc, StopRun) and run is not None:
+                await run.end_with(exc)
+            # The SDK reads a failing approval predicate as "ask the human" when it resumes a run; its own error
+            # type passes through everywhere (the entry points hand the caller the StopRun behind it).
+            msg = f"Cannot decide whether {name!r} call {call_id!r} needs approval: a hook raised {exc!r}."
+            raise UserError(msg) from exc
+        judged[call_id] = (params, verdict)
+        if not verdict.allowed:
+            return False
+        return await sdk_approval(context, json.dumps(dict(verdict.call.args)), call_id)
+
+    return needs_approval
 
 
 async def _timed_out(  # noqa: PLR0913 -- the tool, the hooks, the call, and what the timeout was
@@ -328,6 +415,12 @@ async def _timed_out(  # noqa: PLR0913 -- the tool, the hooks, the call, and wha
         base = str(await text if inspect.isawaitable(text) else text)
     steps = failed(registry, run, call, error, kind=ToolErrorKind.TIMEOUT, message=base, duration_ms=ms)
     return await adrive(registry, steps)
+
+
+def _being_cancelled() -> bool:
+    """Whether the running task has been asked to cancel (not merely seen a `CancelledError` raised in it)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def guard_tools(tools: Iterable[Tool], registry: HookRegistry) -> list[Tool]:

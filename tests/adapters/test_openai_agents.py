@@ -708,9 +708,9 @@ async def settle(awaitable: Awaitable[_T]) -> _T:
 
 
 def test_private_sdk_seam_still_holds() -> None:
-    """The one use of SDK internals: the copy raises the tool's error, the formatter gives the SDK's own text."""
+    """The one use of SDK internals: the copy raises, the formatter gives the SDK's text, approval is the SDK's rule."""
     function = echo_tool(RecordingTool())
-    raising, formatter = _raising_copy(function)
+    raising, formatter, approval = _raising_copy(function)
     context = ToolContext(context=None, tool_name=TOOL_NAME, tool_call_id="c1", tool_arguments='{"text": "fail"}')
     with pytest.raises(RuntimeError, match="echo failed"):
         asyncio.run(settle(raising.on_invoke_tool(context, '{"text": "fail"}')))
@@ -718,8 +718,14 @@ def test_private_sdk_seam_still_holds() -> None:
     assert text is not None
     assert text.startswith("An error occurred while running the tool.")
     assert asyncio.run(settle(function.on_invoke_tool(context, '{"text": "fail"}'))) == text
-    _, silent_formatter = _raising_copy(failing_tool())
+    _, silent_formatter, _ = _raising_copy(failing_tool())
     assert asyncio.run(settle(silent_formatter(context, RuntimeError("x")))) is None
+    assert asyncio.run(settle(approval(context, '{"text": "hi"}', "c1"))) is False  # needs_approval=False
+    function.needs_approval = lambda _ctx, params, _call_id: params["text"] == "rm"
+    complete = '{"text": "hi", "prefix": "", "suffix": ""}'  # as validation leaves them: the predicate decides
+    assert asyncio.run(settle(approval(context, complete, "c1"))) is False
+    assert asyncio.run(settle(approval(context, complete.replace("hi", "rm"), "c1"))) is True
+    assert asyncio.run(settle(approval(context, '{"text": "hi"}', "c1"))) is True  # defaults filled in: held
 
 
 class OneModelProvider(ModelProvider):

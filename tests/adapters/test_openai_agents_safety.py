@@ -1,0 +1,207 @@
+"""The OpenAI Agents SDK's own safety machinery keeps working with hookreg attached: approvals, failures."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+from agents import Agent, FunctionTool, RunContextWrapper, RunResult, Tool, function_tool, set_tracing_disabled
+from agents.testing import ScriptedModel, assistant_message, function_call
+from agents.tool_context import ToolContext
+
+from hookreg import (
+    HookRegistry,
+    HookResult,
+    OnInteractionContext,
+    PermissionDeniedContext,
+    PreToolCallDecideContext,
+    StopRun,
+)
+from hookreg.adapters.openai_agents import guard_tools, hookreg_run_hooks
+
+
+@pytest.fixture(autouse=True)
+def _no_tracing() -> Iterator[None]:
+    """Disable the SDK's tracing (which would export to the network) for the duration of a test."""
+    set_tracing_disabled(True)
+    yield
+    set_tracing_disabled(False)
+
+
+class Shell:
+    """A shell tool (pretend) that records what it ran, and a needs_approval predicate that records what it saw."""
+
+    def __init__(self, *, holds: str | None = None, always: bool = False) -> None:
+        self.ran: list[dict[str, object]] = []
+        self.judged: list[dict[str, Any]] = []
+
+        async def needs(_ctx: RunContextWrapper[Any], params: dict[str, Any], _call_id: str) -> bool:
+            self.judged.append(params)
+            return holds is not None and holds in str(params.get("command", ""))
+
+        def shell(command: str, lines: int = 10) -> str:
+            """Run a shell command (pretend), showing its last lines."""
+            self.ran.append({"command": command, "lines": lines})
+            return f"ran {command}"
+
+        self.tool: FunctionTool = function_tool(shell, needs_approval=True if always else needs)
+
+
+def calling(args: Mapping[str, object]) -> ScriptedModel:
+    """A model that calls shell with `args`, then answers "done"."""
+    return ScriptedModel([[function_call("shell", dict(args), call_id="c1")], [assistant_message("done")]])
+
+
+def run(registry: HookRegistry, shell: Shell, args: Mapping[str, object], *, guard: bool = True) -> RunResult:
+    """One run of an agent whose model calls shell with `args`, through hookreg's entry point."""
+    tools: list[Tool] = guard_tools([shell.tool], registry) if guard else [shell.tool]
+    agent = Agent(name="ops", model=calling(args), tools=tools)
+    return asyncio.run(hookreg_run_hooks(registry).run(agent, "go"))
+
+
+def tool_output(result: RunResult) -> str:
+    """The output of the run's one tool call, as the model read it."""
+    return next(str(item.output) for item in result.new_items if item.type == "tool_call_output_item")
+
+
+@pytest.mark.parametrize("guard", [False, True])
+def test_a_call_the_sdk_holds_for_approval_stays_held(guard: bool) -> None:
+    """Arguments validation changes (a default filled in) are held for approval, whatever the predicate says."""
+    shell = Shell()  # the predicate never asks: only the SDK's own rule can hold the call
+    result = run(HookRegistry(), shell, {"command": "ls"}, guard=guard)
+    assert [item.tool_name for item in result.interruptions] == ["shell"]
+    assert shell.ran == []
+
+
+def test_the_predicate_sees_the_arguments_that_will_run() -> None:
+    """needs_approval judges the arguments transform_tool_input rewrote, not the model's."""
+    registry = HookRegistry()
+    registry.transform_tool_input(lambda ctx: {**ctx.args, "command": "rm -rf /"})
+    shell = Shell(holds="rm")
+    result = run(registry, shell, {"command": "ls", "lines": 10})
+    assert shell.judged == [{"command": "rm -rf /", "lines": 10}]
+    assert [item.tool_name for item in result.interruptions] == ["shell"]
+    assert shell.ran == []
+
+
+@pytest.mark.parametrize("always", [False, True])
+def test_a_denied_call_is_never_shown_to_the_human(always: bool) -> None:
+    """The gate judges before the SDK asks a human: a denied call is no interruption, and never runs."""
+    registry = HookRegistry()
+    denied: list[PermissionDeniedContext] = []
+    registry.pre_tool_call_decide(lambda ctx: HookResult.deny("no rm"))
+    registry.permission_denied(denied.append)
+    shell = Shell(holds="rm", always=always)
+    result = run(registry, shell, {"command": "rm -rf /", "lines": 10})
+    assert result.interruptions == []
+    assert tool_output(result) == "no rm"
+    assert [ctx.call_id for ctx in denied] == ["c1"]
+    assert shell.ran == []
+    assert shell.judged == []  # the SDK's predicate never saw the denied call
+
+
+def test_an_approved_call_resumes_without_a_second_gate() -> None:
+    """A call the gate allowed and a human approved runs on resume, with the gate's verdict (no second ask)."""
+    registry = HookRegistry()
+    gated: list[PreToolCallDecideContext] = []
+    asked: list[OnInteractionContext] = []
+
+    @registry.pre_tool_call_decide
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(ctx)
+        return HookResult.ask("run it?")
+
+    @registry.on_interaction
+    def human(ctx: OnInteractionContext) -> HookResult:
+        asked.append(ctx)
+        return HookResult.allow()
+
+    shell = Shell(holds="rm")
+    agent = Agent(name="ops", model=calling({"command": "rm x", "lines": 1}), tools=guard_tools([shell.tool], registry))
+    hooks = hookreg_run_hooks(registry)
+    first = asyncio.run(hooks.run(agent, "go"))
+    assert [item.tool_name for item in first.interruptions] == ["shell"]
+    assert shell.ran == []
+    state = first.to_state()
+    state.approve(first.interruptions[0])
+    resumed = asyncio.run(hooks.run(agent, state))
+    assert resumed.final_output == "done"
+    assert shell.ran == [{"command": "rm x", "lines": 1}]
+    assert len(gated) == len(asked) == 1
+
+
+def test_a_rejected_call_never_runs() -> None:
+    """A call the gate allowed and a human rejected does not run: the SDK's rejection stands."""
+    shell = Shell(always=True)
+    registry = HookRegistry()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.allow())
+    agent = Agent(name="ops", model=calling({"command": "ls", "lines": 1}), tools=guard_tools([shell.tool], registry))
+    hooks = hookreg_run_hooks(registry)
+    first = asyncio.run(hooks.run(agent, "go"))
+    state = first.to_state()
+    state.reject(first.interruptions[0], rejection_message="not today")
+    resumed = asyncio.run(hooks.run(agent, state))
+    assert tool_output(resumed) == "not today"
+    assert shell.ran == []
+
+
+def test_a_stop_before_the_human_is_asked_reaches_the_caller() -> None:
+    """A StopRun from the gate that runs before approval ends the run and reaches the caller as itself."""
+    stop = StopRun("halt")
+    registry = HookRegistry()
+
+    @registry.pre_tool_call_decide
+    def halt(ctx: PreToolCallDecideContext) -> HookResult:
+        raise stop
+
+    shell = Shell(always=True)
+    with pytest.raises(StopRun) as raised:
+        run(registry, shell, {"command": "ls", "lines": 1})
+    assert raised.value is stop
+    assert shell.ran == []
+
+
+@pytest.mark.parametrize("guard", [False, True])
+def test_a_tool_raising_cancelled_error_fails_the_call_not_the_run(guard: bool) -> None:
+    """A tool's own CancelledError is a failed call the model reads, as the SDK makes it."""
+
+    @function_tool
+    def flaky(text: str) -> str:
+        """Fail the way a cancelled client call does."""
+        raise asyncio.CancelledError
+
+    tools: list[Tool] = guard_tools([flaky], HookRegistry()) if guard else [flaky]
+    model = ScriptedModel([[function_call("flaky", {"text": "x"}, call_id="c1")], [assistant_message("done")]])
+    result = asyncio.run(hookreg_run_hooks(HookRegistry()).run(Agent(name="a", model=model, tools=tools), "go"))
+    assert result.final_output == "done"
+    assert "error" in tool_output(result).lower()
+
+
+def test_an_earlier_verdict_is_reused_only_for_the_arguments_it_judged() -> None:
+    """The invoker takes the verdict given before approval for the very same arguments, else gates again."""
+    registry = HookRegistry()
+    gated: list[dict[str, object]] = []
+
+    @registry.pre_tool_call_decide
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(dict(ctx.args))
+        return HookResult.allow()
+
+    shell = Shell(always=True)
+    (guarded,) = guard_tools([shell.tool], registry)
+    assert isinstance(guarded, FunctionTool)
+    needs_approval = guarded.needs_approval
+    assert callable(needs_approval)
+    context = RunContextWrapper(context=None)
+
+    async def call(call_id: str, judged: dict[str, object], sent: str) -> object:
+        assert await needs_approval(context, judged, call_id) is True
+        tool_context = ToolContext(context=None, tool_name="shell", tool_call_id=call_id, tool_arguments=sent)
+        return await guarded.on_invoke_tool(tool_context, sent)
+
+    assert asyncio.run(call("c1", {"command": "ls", "lines": 1}, '{"command": "ls", "lines": 1}')) == "ran ls"
+    assert gated == [{"command": "ls", "lines": 1}]
+    assert asyncio.run(call("c2", {"command": "ls", "lines": 1}, '{"command": "rm", "lines": 1}')) == "ran rm"
+    assert gated[1:] == [{"command": "ls", "lines": 1}, {"command": "rm", "lines": 1}]
