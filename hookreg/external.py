@@ -1059,7 +1059,7 @@ class _EventHook:
                 identity = (entry.command, entry.argv, entry.shell, entry.url)
                 if identity in chosen or (entry.once and entry.claimed):
                     continue
-                entry.claimed = True
+                entry.claimed = entry.once
                 chosen[identity] = entry
         if not chosen:
             return b"", []
