@@ -42,10 +42,14 @@ SDK's events:
   ``failed`` / ``cancelled`` and hand the caller the very `StopRun` a hook
   raised.
 
-- A call to a tool the agent does not have → ``invalid_tool_call`` (kind
-  ``NOT_FOUND`` when it fails; a ``repair`` runs the named function tool) via
-  the SDK's ``tool_not_found_behavior="return_error_to_model"`` and
-  ``tool_error_formatter``, which `HookregRunHooks.run_config` installs.
+- A call to a tool the agent does not have → ``invalid_tool_call`` when a
+  hook listens there (kind ``NOT_FOUND`` when it fails; a ``repair`` runs the
+  named function tool) via the SDK's
+  ``tool_not_found_behavior="return_error_to_model"`` and
+  ``tool_error_formatter``, which `HookregRunHooks.run_config` installs;
+  with nobody listening, the SDK's own handling (and the app's formatter).
+- A function tool with ``needs_approval`` → the gate runs before the SDK
+  asks a human (`guard_tool`).
 
 Not reachable: ``invalid_tool_call`` for arguments that fail the tool's
 schema (the SDK validates them inside the tool's invoker, after the gate:
@@ -850,7 +854,12 @@ class HookregRunHooks(RunHooks[Any]):
     # --- entry points
 
     async def run(
-        self, starting_agent: Agent[Any], input: Any, *, run_config: RunConfig | None = None, **kwargs: Any
+        self,
+        starting_agent: Agent[Any],
+        input: Any,
+        *,
+        run_config: RunConfig | Mapping[str, Any] | None = None,
+        **kwargs: Any,
     ) -> RunResult:
         """``Runner.run`` with these hooks and their `run_config`, ending the session on every path.
 
@@ -885,7 +894,12 @@ class HookregRunHooks(RunHooks[Any]):
         return result
 
     def run_streamed(
-        self, starting_agent: Agent[Any], input: Any, *, run_config: RunConfig | None = None, **kwargs: Any
+        self,
+        starting_agent: Agent[Any],
+        input: Any,
+        *,
+        run_config: RunConfig | Mapping[str, Any] | None = None,
+        **kwargs: Any,
     ) -> RunResultStreaming:
         """``Runner.run_streamed`` with these hooks and their `run_config`; iterate it with `stream_events`.
 
@@ -945,30 +959,35 @@ class HookregRunHooks(RunHooks[Any]):
         if entry is not None:
             await _settle(entry, result)
 
-    def run_config(self, base: RunConfig | None = None) -> RunConfig:
+    def run_config(self, base: RunConfig | Mapping[str, Any] | None = None) -> RunConfig:
         """Return a copy of `base` that fires the turn and model points and applies their patches per call.
 
         The copy's ``call_model_input_filter`` opens a slot for each model
         call and its ``model`` serves the call with the model and settings the
         hooks chose for it (the run's own ``model``, or the agent's, by
-        default). A call to a tool the agent does not have goes to
-        ``invalid_tool_call`` (the copy sets ``tool_not_found_behavior`` to
+        default). When an ``invalid_tool_call`` hook is registered as the
+        config is built, a call to a tool the agent does not have goes to
+        ``invalid_tool_call``: the copy sets ``tool_not_found_behavior`` to
         ``"return_error_to_model"`` and answers the SDK's ``tool_not_found``
-        through its ``tool_error_formatter``, which hands every other kind
-        of tool error to `base`'s own formatter). The returned config may be
-        reused across runs.
+        through its ``tool_error_formatter``; otherwise the SDK handles such
+        a call as `base` says (by default it raises ``ModelBehaviorError``).
+        Every other kind of tool error goes to `base`'s own formatter. The
+        returned config may be reused across runs (`run` and `run_streamed`
+        build one per run).
 
         Args:
-            base: The run's own settings; ``None`` for the SDK defaults. Its
-                ``call_model_input_filter`` must be unset.
+            base: The run's own settings, a `RunConfig` or a dict of its
+                fields as ``Runner.run`` takes; ``None`` for the SDK
+                defaults. Its ``call_model_input_filter`` must be unset.
 
         Returns:
             The `RunConfig` to pass as ``Runner.run(..., run_config=...)``.
 
         Raises:
-            HookTypeError: `base` already has a ``call_model_input_filter``.
+            HookTypeError: `base` is neither a `RunConfig` nor a dict, or it
+                already has a ``call_model_input_filter``.
         """
-        base = base or RunConfig()
+        base = _run_config(base)
         if base.call_model_input_filter is not None:
             msg = (
                 "Cannot install hookreg's model-input filter into this RunConfig: it already has "
@@ -979,13 +998,16 @@ class HookregRunHooks(RunHooks[Any]):
         model = _PatchedModel(base, self.models)
         own_formatter = base.tool_error_formatter
 
+        def judges_unknown_calls() -> bool:
+            return self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL)
+
         def open_call(data: CallModelData[Any]) -> ModelInputData:
             _CALL.set(_Call(model, data.agent))
             return data.model_data
 
         async def format_tool_error(args: ToolErrorFormatterArgs[Any]) -> str | None:
             run = _RUNS.get(id(args.run_context.usage))
-            if args.kind == "tool_not_found" and run is not None and run.hooks is self:
+            if args.kind == "tool_not_found" and run is not None and run.hooks is self and judges_unknown_calls():
                 return await run.unknown_tool(args.tool_name, args.call_id, args.run_context)
             if own_formatter is None:
                 return None
@@ -997,7 +1019,8 @@ class HookregRunHooks(RunHooks[Any]):
             model=model,
             call_model_input_filter=open_call,
             tool_error_formatter=format_tool_error,
-            tool_not_found_behavior="return_error_to_model",
+            # Nobody listening: the SDK's own handling of an unknown tool, unchanged (transparency, DESIGN §8).
+            tool_not_found_behavior="return_error_to_model" if judges_unknown_calls() else base.tool_not_found_behavior,
         )
 
     # --- SDK hooks
@@ -1154,6 +1177,21 @@ async def _settle(entry: _Entry, result: RunResult | RunResultStreaming) -> None
         await run.end(RunOutcome(status="cancelled", reason="the run was cancelled", turns=run.state.turns))
     else:
         await run.end(RunOutcome(status="completed", turns=run.state.turns))
+
+
+def _run_config(base: object) -> RunConfig:
+    """`base` as a `RunConfig`: itself, one built from a dict of its fields (``Runner.run`` takes both), or defaults."""
+    if base is None:
+        return RunConfig()
+    if isinstance(base, RunConfig):
+        return base
+    if isinstance(base, Mapping):
+        return RunConfig(**base)
+    msg = (
+        f"Cannot build hookreg's run config from {base!r}: it is neither a RunConfig nor a dict of its settings. "
+        "Pass RunConfig(...), a dict, or None."
+    )
+    raise HookTypeError(msg)
 
 
 def _first_user_text(items: Iterable[object]) -> str:

@@ -1236,9 +1236,12 @@ def test_a_stop_on_an_unknown_call_stops_the_run() -> None:
 
 
 def test_the_base_tool_error_formatter_keeps_the_other_kinds() -> None:
-    """run_config() answers tool_not_found itself and hands every other kind to the base config's formatter."""
+    """run_config() answers tool_not_found itself for invalid_tool_call hooks, every other kind with the base's."""
     base = RunConfig(tool_error_formatter=lambda args: f"base: {args.kind}")
-    config = hookreg_run_hooks(HookRegistry()).run_config(base)
+    registry = HookRegistry()
+    assert hookreg_run_hooks(registry).run_config(base).tool_not_found_behavior == "raise_error"
+    registry.invalid_tool_call(lambda ctx: None)
+    config = hookreg_run_hooks(registry).run_config(base)
     assert config.tool_not_found_behavior == "return_error_to_model"
     assert config.tool_error_formatter is not None
     wrapper = RunContextWrapper(context=None)
@@ -1253,6 +1256,7 @@ def test_a_failing_hook_on_an_unknown_call_fails_the_run() -> None:
     """A hook raising on an unknown call reaches the caller although the SDK swallows its formatter's errors."""
     registry = HookRegistry()
     ends = record_ends(registry)
+    registry.invalid_tool_call(lambda ctx: None)  # a listener: the unknown call is hookreg's to report
 
     @registry.on_tool_error
     def broken(ctx: OnToolErrorContext) -> str:

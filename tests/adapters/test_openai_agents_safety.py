@@ -7,13 +7,24 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
-from agents import Agent, FunctionTool, RunContextWrapper, RunResult, Tool, function_tool, set_tracing_disabled
+from agents import (
+    Agent,
+    FunctionTool,
+    ModelBehaviorError,
+    RunConfig,
+    RunContextWrapper,
+    RunResult,
+    Tool,
+    function_tool,
+    set_tracing_disabled,
+)
 from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
 
 from hookreg import (
     HookRegistry,
     HookResult,
+    HookTypeError,
     OnInteractionContext,
     PermissionDeniedContext,
     PreToolCallDecideContext,
@@ -205,3 +216,38 @@ def test_an_earlier_verdict_is_reused_only_for_the_arguments_it_judged() -> None
     assert gated == [{"command": "ls", "lines": 1}]
     assert asyncio.run(call("c2", {"command": "ls", "lines": 1}, '{"command": "rm", "lines": 1}')) == "ran rm"
     assert gated[1:] == [{"command": "ls", "lines": 1}, {"command": "rm", "lines": 1}]
+
+
+def unknown_tool_agent() -> tuple[Agent[Any], ScriptedModel]:
+    """An agent with one tool whose model calls a tool it does not have, then answers "done"."""
+    model = ScriptedModel([[function_call("nope", {"text": "x"}, call_id="c1")], [assistant_message("done")]])
+    return Agent(name="a", model=model, tools=guard_tools([Shell().tool], HookRegistry())), model
+
+
+def test_an_unknown_tool_raises_as_in_the_sdk_when_nobody_listens() -> None:
+    """With no invalid_tool_call hook, a call to an unknown tool raises the SDK's own error, as without hookreg."""
+    agent, _ = unknown_tool_agent()
+    with pytest.raises(ModelBehaviorError, match="Tool nope not found in agent a"):
+        asyncio.run(hookreg_run_hooks(HookRegistry()).run(agent, "go"))
+
+
+def test_the_apps_formatter_answers_an_unknown_tool_when_nobody_listens() -> None:
+    """The app's own tool_error_formatter words an unknown tool's error, as without hookreg."""
+    agent, model = unknown_tool_agent()
+    config = RunConfig(
+        tool_not_found_behavior="return_error_to_model", tool_error_formatter=lambda args: f"app: no {args.tool_name}"
+    )
+    result = asyncio.run(hookreg_run_hooks(HookRegistry()).run(agent, "go", run_config=config))
+    assert result.final_output == "done"
+    assert tool_output(result) == "app: no nope"
+    assert model.calls  # the model was called through the app's config
+
+
+def test_a_dict_run_config_is_taken_as_the_sdk_takes_it() -> None:
+    """A run_config given as a dict of RunConfig fields works, as Runner.run takes it; anything else is refused."""
+    model = ScriptedModel([[assistant_message("from the config's model")]])
+    agent = Agent(name="a", tools=[])
+    hooks = hookreg_run_hooks(HookRegistry())
+    assert asyncio.run(hooks.run(agent, "go", run_config={"model": model})).final_output == "from the config's model"
+    with pytest.raises(HookTypeError, match="Cannot build hookreg's run config from 3: it is neither a RunConfig"):
+        hooks.run_config(3)  # type: ignore[arg-type]  # the mistake under test
