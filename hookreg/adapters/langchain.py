@@ -85,6 +85,7 @@ alike.
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 import uuid
@@ -168,6 +169,8 @@ _ToolResponse: TypeAlias = "ToolMessage | Command[Any]"
 _Update: TypeAlias = "dict[str, Any] | None"
 _MODEL_POINTS = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
 _DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
+# The points that need the model's stream: the deltas, and invalid_tool_call (malformed streamed argument text).
+_OBSERVING_POINTS = (*_DELTA_POINTS, HookPoint.INVALID_TOOL_CALL)
 _Delta: TypeAlias = "TextDeltaContext | ReasoningDeltaContext | ToolCallDeltaContext"
 _KEY: Final = "hookreg_run"
 
@@ -212,10 +215,30 @@ async def _adrive(
 # --- reading LangChain's state ------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """A verdict on one tool call, and the call as it was judged and as it was approved (name, args)."""
+
+    seen: tuple[str, object]
+    verdict: GateResult
+
+    @property
+    def approved(self) -> tuple[str, object]:
+        return self.verdict.call.tool_name, self.verdict.call.args
+
+
+def _snapshot(args: object) -> Any:
+    """A deep copy of a call's `args` (a value `copy.deepcopy` refuses is shared: the copy is a shallow one)."""
+    try:
+        return copy.deepcopy(args)
+    except Exception:  # noqa: BLE001 -- hookreg's gate logged the value it could not copy (args_not_copied)
+        return dict(args) if isinstance(args, Mapping) else args
+
+
 class _Run:
     """One agent run: its `RunState`, the tools of its latest model request, and how it stopped."""
 
-    __slots__ = ("key", "offered", "raw_args", "state", "stop", "streamed", "tools")
+    __slots__ = ("failure", "judged", "key", "offered", "ran", "raw_args", "state", "stop", "streamed", "tools")
 
     def __init__(self, key: str, state: RunState) -> None:
         self.key = key
@@ -225,6 +248,14 @@ class _Run:
         self.raw_args: dict[str, object] = {}  # call id -> the model's argument text, when it is not an object
         self.streamed: dict[str, str] = {}  # call id -> its argument text as the latest model call streamed it
         self.stop: StopRun | None = None
+        self.judged: dict[str, _Judged] = {}  # call id -> the gate's verdict, while the call is under way
+        self.ran: dict[str, GateResult | None] = {}  # call id -> what the tool gate let run (None: stopped)
+        self.failure: BaseException | None = None  # a tool gate hook's error, which ends the run
+
+    def forget(self, call_id: str) -> None:
+        """The call is answered: drop what the gates kept about it."""
+        self.judged.pop(call_id, None)
+        self.ran.pop(call_id, None)
 
 
 def _messages(state: Mapping[str, Any]) -> list[AnyMessage]:
@@ -534,11 +565,49 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
                 )
                 raise HookTypeError(msg)
         self._runs: dict[str, _Run] = {}  # the live runs, by the key each run's graph state carries
+        self._tool_gate = _ToolGate(self)
 
     @property
     def name(self) -> str:
         """The middleware's name in the agent graph: ``"hookreg"``."""
         return "hookreg"
+
+    @property
+    def tool_gate(self) -> AgentMiddleware[Any, Any, Any]:
+        """This middleware's tool gate, to be listed last (innermost): `around` places it.
+
+        It judges each tool call as it will run — after a human's edit
+        (``HumanInTheLoopMiddleware``) or another middleware's rewrite — reusing
+        this middleware's verdict when the call comes to it unchanged.
+        """
+        return self._tool_gate
+
+    def around(self, middleware: Sequence[AgentMiddleware[Any, Any, Any]]) -> list[AgentMiddleware[Any, Any, Any]]:
+        """The agent's ``middleware=`` list: this middleware first, `middleware` in its order, the `tool_gate` last.
+
+        Example:
+            >>> from hookreg import HookRegistry
+            >>> hookreg = HookregMiddleware(HookRegistry())
+            >>> [m.name for m in hookreg.around([])]
+            ['hookreg', 'hookreg_tool_gate']
+
+        Args:
+            middleware: The agent's other middleware, in the order LangChain
+                should run them; this middleware and its tool gate may be
+                among them, anywhere: each is placed once, where it belongs.
+
+        Raises:
+            HookTypeError: An item of `middleware` is not LangChain agent middleware.
+        """
+        for item in middleware:
+            if not isinstance(item, AgentMiddleware):
+                msg = (
+                    f"Cannot build the agent's middleware with {item!r}: it is not LangChain agent middleware. "
+                    "Pass AgentMiddleware instances, e.g. HumanInTheLoopMiddleware(...)."
+                )
+                raise HookTypeError(msg)
+        others = [item for item in middleware if item is not self and item is not self._tool_gate]
+        return [self, *others, self._tool_gate]
 
     # --- runs --------------------------------------------------------------------
 
@@ -689,8 +758,11 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
                 request = yield from self._patched(run, request)
             run.offered = frozenset(_tool_name(t) for t in request.tools)
             run.streamed = {}
-            deltas = (_AsyncDeltas if asynchronous else _Deltas)(self.registry, run.state.run, run.streamed)
-            request = _observed(request, deltas)
+            if any(self.registry.has_hooks(point) for point in _OBSERVING_POINTS):
+                # The stream can only be seen through a callback on a copy of the model; otherwise the user's model
+                # object is the one called, so state it keeps on itself survives (DESIGN §8, transparency).
+                deltas = (_AsyncDeltas if asynchronous else _Deltas)(self.registry, run.state.run, run.streamed)
+                request = _observed(request, deltas)
             return (yield _Call(request))
         except BaseException as error:
             yield from self._fail(run, error)
@@ -777,59 +849,122 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
 
     # --- wrap_tool_call: the tool points -----------------------------------------
 
+    def _judging(self) -> bool:
+        """Whether any hook judges a call's arguments (with none, nothing is recorded or copied)."""
+        return self.registry.has_hooks(HookPoint.TRANSFORM_TOOL_INPUT) or self.registry.has_hooks(
+            HookPoint.PRE_TOOL_CALL_DECIDE
+        )
+
+    def _judged(self, run: _Run, request: LangChainToolCall, args: object) -> _Flow[GateResult]:
+        """The gate's verdict on `request` with `args`: an earlier verdict on this very call, else a new one.
+
+        An earlier verdict is reused only when the call comes back identical —
+        as it was judged (LangGraph runs the tool node again when a paused
+        review resumes) or as it was approved (the tool gate, innermost, sees
+        what the outer gate handed on) — so no hook runs twice for one call.
+        Anything else (a human's edit, another middleware's rewrite) is
+        judged again.
+        """
+        call, tool = request.tool_call, request.tool
+        call_id, name = call.get("id") or "", call["name"]
+        earlier = run.judged.get(call_id)
+        if earlier is not None and (name, args) in (earlier.seen, earlier.approved):
+            return earlier.verdict
+        verdict: GateResult = yield from gate(
+            self.registry,
+            run.state.run,
+            name,
+            call_id,
+            args,
+            known={*run.tools, *([tool.name] if tool is not None else [])},
+            offered=run.offered,
+            validate=_schema_check(
+                lambda wanted: tool if tool is not None and tool.name == wanted else run.tools.get(wanted)
+            ),
+        )
+        if self._judging():
+            run.judged[call_id] = _Judged((name, _snapshot(args)), verdict)
+        return verdict
+
+    def _redirected(self, run: _Run, request: LangChainToolCall, effective: ToolCallRequest) -> LangChainToolCall:
+        """`request` for the gated call: its effective name (and tool, after a ``repair``) and a copy of its args.
+
+        The copy keeps the approved args private to hookreg: what a middleware,
+        a human or the tool changes in place is told apart from what was judged.
+        """
+        call, tool = request.tool_call, request.tool
+        if effective.tool_name != call["name"]:  # repaired: a known tool, so the agent has it
+            tool = run.tools.get(effective.tool_name, tool)
+        args = dict(_snapshot(effective.args) if self._judging() else effective.args)
+        rewritten = ToolCall(name=effective.tool_name, args=args, id=call.get("id"), type="tool_call")
+        return request.override(tool_call=rewritten, tool=tool) if tool else request.override(tool_call=rewritten)
+
     def _tool_call(self, request: LangChainToolCall) -> _Flow[_ToolResponse]:
         state = request.state if isinstance(request.state, Mapping) else {}
         run, call = self._run(state), request.tool_call
         call_id, name = call.get("id") or "", call["name"]
         if run.stop is not None:
             return _tool_message(call_id, name, STOPPED_NOTICE)
-        tool = request.tool
-        known = {*run.tools, *([tool.name] if tool is not None else [])}
-        validate = _schema_check(
-            lambda wanted: tool if tool is not None and tool.name == wanted else run.tools.get(wanted)
-        )
+        paused = False
         try:
-            verdict: GateResult = yield from gate(
-                self.registry,
-                run.state.run,
-                name,
-                call_id,
-                run.raw_args.get(call_id, call["args"]),
-                known=known,
-                offered=run.offered,
-                validate=validate,
-            )
+            verdict = yield from self._judged(run, request, run.raw_args.get(call_id, call["args"]))
+            if not verdict.allowed:
+                return _tool_message(call_id, name, verdict.text)
+            return (yield from self._execute(run, request, verdict.call))
         except StopRun as stop:
             yield from self._stopped(run, stop)
             return _tool_message(call_id, name, STOPPED_NOTICE)
+        except GraphBubbleUp:
+            paused = True  # a human reviews the call: its verdict waits for the resume
+            raise
         except BaseException as error:
             yield from self._fail(run, error)
             raise
+        finally:
+            if not paused:
+                run.forget(call_id)
+
+    def _gate_inside(self, request: LangChainToolCall) -> _Flow[_ToolResponse]:
+        """The tool gate, innermost: judge the call as it will run, after every other middleware edited it."""
+        state = request.state if isinstance(request.state, Mapping) else {}
+        run, call = self._run(state), request.tool_call
+        call_id, name = call.get("id") or "", call["name"]
+        if not self._judging():
+            unjudged: _ToolResponse = yield _Call(request)  # no hook judges arguments: an edit changes no verdict
+            return unjudged
+        try:
+            verdict = yield from self._judged(run, request, call["args"])
+        except StopRun as stop:
+            run.ran[call_id] = None
+            yield from self._stopped(run, stop)
+            return _tool_message(call_id, name, STOPPED_NOTICE)
+        except BaseException as error:
+            run.failure = error  # the outer middleware ends the run with it; it is no failure of the tool
+            raise
+        run.ran[call_id] = verdict
         if not verdict.allowed:
             return _tool_message(call_id, name, verdict.text)
-        return (yield from self._execute(run, request, verdict.call))
+        response: _ToolResponse = yield _Call(self._redirected(run, request, verdict.call))
+        return response
 
     def _execute(self, run: _Run, request: LangChainToolCall, effective: ToolCallRequest) -> _Flow[_ToolResponse]:
         """Run the gated call (its effective name and args), then its outcome points."""
-        call, tool = request.tool_call, request.tool
-        if effective.tool_name != call["name"]:  # repaired: a known tool, so the agent has it
-            tool = run.tools.get(effective.tool_name, tool)
+        call_id = request.tool_call.get("id") or ""
         started = time.perf_counter()
         try:
-            rewritten = ToolCall(
-                name=effective.tool_name, args=dict(effective.args), id=call.get("id"), type="tool_call"
-            )
-            redirected = (
-                request.override(tool_call=rewritten, tool=tool) if tool else request.override(tool_call=rewritten)
-            )
-            response: _ToolResponse = yield _Call(redirected)
+            response: _ToolResponse = yield _Call(self._redirected(run, request, effective))
         except GraphBubbleUp:
             raise  # LangGraph's interrupts are control flow, not failures
-        except Exception as error:  # noqa: BLE001 -- every failure of the tool goes to the failure points
-            return (yield from self._tool_raised(run, effective, error, started))
-        except BaseException as error:
-            yield from self._fail(run, error)
-            raise
+        except Exception as error:  # every failure of the tool goes to the failure points
+            if error is run.failure:  # a hook of the tool gate failed, not the tool
+                raise
+            inner = run.ran.get(call_id)
+            return (yield from self._tool_raised(run, inner.call if inner else effective, error, started))
+        if call_id in run.ran:  # the tool gate judged the call as it ran
+            inner = run.ran[call_id]
+            if inner is None or not inner.allowed:
+                return response  # it never ran: the model reads why
+            effective = inner.call
         if not isinstance(response, ToolMessage):
             return response  # a Command steers the graph; there is no text to rewrite
         ms = (time.perf_counter() - started) * 1000
@@ -857,9 +992,6 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         except StopRun as stop:
             yield from self._stopped(run, stop)
             return response  # the call ran: the model reads its result
-        except BaseException as error:
-            yield from self._fail(run, error)
-            raise
         return response if text == response.text else response.model_copy(update={"content": text})
 
     def _tool_raised(self, run: _Run, call: ToolCallRequest, error: Exception, started: float) -> _Flow[ToolMessage]:
@@ -889,3 +1021,30 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
     ) -> _ToolResponse:
         """Async twin of `wrap_tool_call`."""
         return await _adrive(self.registry, self._tool_call(request), handler)
+
+
+class _ToolGate(AgentMiddleware[HookregState, Any, Any]):
+    """A `HookregMiddleware`'s tool gate, listed last (innermost): it judges a call as it will run."""
+
+    state_schema = HookregState
+
+    def __init__(self, outer: HookregMiddleware) -> None:
+        super().__init__()
+        self.outer = outer
+
+    @property
+    def name(self) -> str:
+        """The gate's name in the agent graph: ``"hookreg_tool_gate"``."""
+        return "hookreg_tool_gate"
+
+    def wrap_tool_call(
+        self, request: LangChainToolCall, handler: Callable[[LangChainToolCall], _ToolResponse]
+    ) -> _ToolResponse:
+        """Judge the call as the other middleware left it, then run the tool."""
+        return _drive(self.outer.registry, self.outer._gate_inside(request), handler)  # noqa: SLF001 -- its own outer
+
+    async def awrap_tool_call(
+        self, request: LangChainToolCall, handler: Callable[[LangChainToolCall], Awaitable[_ToolResponse]]
+    ) -> _ToolResponse:
+        """Async twin of `wrap_tool_call`."""
+        return await _adrive(self.outer.registry, self.outer._gate_inside(request), handler)  # noqa: SLF001 -- its own outer

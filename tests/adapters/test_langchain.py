@@ -791,11 +791,11 @@ class LangChainFramework:
     limits: Mapping[str, str] = {}
 
     def wire(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> LangChainWiring:
-        """Build the agent once: the kit's tools, a scripted model, the hookreg middleware."""
+        """Build the agent once: the kit's tools, a scripted model, the hookreg middleware and its tool gate."""
         agent = create_agent(
             KitChatModel(),
             tools=[kit_tool(name, fn) for name, fn in tools.items()],
-            middleware=[HookregMiddleware(registry)],
+            middleware=HookregMiddleware(registry).around([]),
         )
         return LangChainWiring(agent)
 
