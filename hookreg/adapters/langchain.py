@@ -1,9 +1,12 @@
 """Run a hookreg registry as LangChain v1 agent middleware (``pip install 'hookreg[langchain]'``).
 
-Pass `HookregMiddleware` to ``langchain.agents.create_agent(..., middleware=[...])``,
-**first** in the list: LangChain's first middleware is the outermost, so the
-hookreg gate sees every model and tool call, and an error leaving it really
-ends the run. A *session* is one agent invocation and a *turn* is one model
+Build the agent's list with ``create_agent(..., middleware=hookreg.around([...]))``
+(``hookreg = HookregMiddleware(registry)``): `HookregMiddleware` goes **first**
+— LangChain's first middleware is the outermost, so hookreg sees every model
+and tool call, and an error leaving it really ends the run — and its
+``tool_gate`` **last**, closest to the tool, so a call is judged as it will
+run: after a human-in-the-loop edit or another middleware's rewrite (a call
+that reaches it unchanged reuses the first verdict). A *session* is one agent invocation and a *turn* is one model
 call (turn 1 is the first in every run, also on a checkpointed thread); the
 tool calls a model answer asks for belong to its turn. Every rule of the run
 contract comes from `hookreg._lifecycle`; this module translates LangChain's
@@ -29,7 +32,9 @@ Where each hook point runs:
   attribute, else its class name).
 - ``text_delta``, ``reasoning_delta``, ``tool_call_delta``: ``wrap_model_call``
   gives the call a copy of its chat model with a callback handler that turns
-  each streamed chunk's text, reasoning and tool-call args into deltas. They
+  each streamed chunk's text, reasoning and tool-call args into deltas (only
+  while such a hook, or an ``invalid_tool_call`` hook, is registered: else the
+  user's model object is the one called). They
   fire when the model streams (``agent.stream(..., stream_mode="messages")``,
   or a model made with ``streaming=True``); a call answered whole fires none.
 - ``model_turn_finished``, ``post_turn``, ``stop``: ``after_model``. The

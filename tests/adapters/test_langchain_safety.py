@@ -13,6 +13,7 @@ from langchain.agents.middleware import (
     HumanInTheLoopMiddleware,
     ModelRetryMiddleware,
     ToolCallRequest,
+    ToolRetryMiddleware,
 )
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -29,6 +30,8 @@ from hookreg import (
     HookTypeError,
     OnInteractionContext,
     PermissionDeniedContext,
+    PostToolCallContext,
+    PostToolCallFailureContext,
     PreToolCallDecideContext,
 )
 from hookreg.adapters.langchain import HookregMiddleware
@@ -284,3 +287,33 @@ def test_model_retry_middleware_retries_the_users_model() -> None:
     final = agent.invoke({"messages": [HumanMessage(content="hi")]})
     assert final["messages"][-1].text == "done"
     assert model.index == 2
+
+
+def test_tool_retry_middleware_retries_a_gated_tool_once_judged() -> None:
+    """Between hookreg and its gate, ToolRetryMiddleware retries the tool's failure; the gate and outcome run once."""
+    events: list[str] = []
+    registry, attempts = no_evil(events), list[dict[str, str]]()
+
+    @registry.post_tool_call
+    def ran(ctx: PostToolCallContext) -> None:
+        events.append(f"ran {ctx.result}")
+
+    @registry.post_tool_call_failure
+    def failed(ctx: PostToolCallFailureContext) -> None:
+        events.append("failed")
+
+    def send_email(to: str, body: str) -> str:
+        """Send an email (the first attempt times out)."""
+        attempts.append({"to": to, "body": body})
+        if len(attempts) == 1:
+            msg = "smtp timed out"
+            raise TimeoutError(msg)
+        return f"sent to {to}"
+
+    retry = ToolRetryMiddleware(max_retries=2, initial_delay=0, jitter=False)
+    tools = [StructuredTool.from_function(send_email)]
+    agent = create_agent(emailing(SAFE), tools=tools, middleware=HookregMiddleware(registry).around([retry]))
+    final = agent.invoke({"messages": [HumanMessage(content="mail alice")]})
+    assert tool_text(final) == "sent to alice@example.com"
+    assert attempts == [SAFE, SAFE]
+    assert events == ["gate alice@example.com", "ran sent to alice@example.com"]
