@@ -59,21 +59,24 @@ def render(event: str, fields: dict[str, Any]) -> str:
     return " ".join([event, *(f"{key}={_value(value)}" for key, value in fields.items())])
 
 
-def log(level: str, event: str, **fields: Any) -> None:
+def log(level: str, event: str, *, exc_info: BaseException | None = None, **fields: Any) -> None:
     """Emit `event` at `level` ("debug", "info", "warning" or "error") on the "hookreg" logger.
 
     structlog is used only when the application imported and configured it
     (``structlog.is_configured()``); a fresh proxy per event means no logger is
     ever cached, so configuration changes (and ``capture_logs``) apply at once.
+    `exc_info`, when given, is the exception whose traceback goes with the
+    event: the record's ``exc_info``, or structlog's ``exc_info`` key.
     """
     number = _LEVELS[level]
     if number < _LEVELS["warning"] and "logging" not in sys.modules:
         return  # logging's defaults: below WARNING, nothing is emitted
     structlog = sys.modules.get("structlog")
     if structlog is not None and structlog.is_configured():
-        getattr(structlog.wrap_logger(_logger()), level)(event, **fields)
+        extra = {} if exc_info is None else {"exc_info": exc_info}  # no key at all when there is none
+        getattr(structlog.wrap_logger(_logger()), level)(event, **fields, **extra)
         return
     logger = _logger()
     if logger.isEnabledFor(number):
         # stacklevel=2: the record's location is the hookreg code that logged, not this function.
-        logger.log(number, render(event, fields), extra={"event": event, **fields}, stacklevel=2)
+        logger.log(number, render(event, fields), extra={"event": event, **fields}, exc_info=exc_info, stacklevel=2)

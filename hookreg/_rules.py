@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from hookreg._context import rebuilder
 from hookreg._errors import HookReturnError, HookTypeError, StopRun
-from hookreg._log import log
+from hookreg._log import debug_enabled, log
 from hookreg._points import HookPoint, HookStyle, PointSpec
 from hookreg._registration import filtered_out, wrong_return
 from hookreg._results import (
@@ -161,7 +161,17 @@ def _fail(spec: PointSpec, reg: Registration, exc: BaseException, status: int) -
             if isinstance(exc, HookReturnError) and exc.callback is reg.callback
             else f"raised {type(exc).__name__}"
         )
-        log(level, "hook_failed", point=point, hook=reg.name, exc_type=type(exc).__name__, error=error)
+        # The traceback may hold values: it goes along only when the developer opted in with DEBUG (DESIGN §7).
+        traceback = exc if debug_enabled() else None
+        log(
+            level,
+            "hook_failed",
+            point=point,
+            hook=reg.name,
+            exc_type=type(exc).__name__,
+            error=error,
+            exc_info=traceback,
+        )
     if reg.on_error == "raise":
         note = f"hookreg: raised by hook {reg.name!r} at {point}"
         # A HookReturnError's message already names hook and point; an exception raised

@@ -291,6 +291,62 @@ def test_a_hook_raising_another_dispatchs_return_error_is_described_as_raising()
     ]
 
 
+def _missing_key(ctx: PreToolCallDecideContext) -> HookResult:
+    """A gate that fails with KeyError on a missing argument."""
+    return HookResult.deny(str(ctx.args["absent"]))
+
+
+def test_at_debug_a_failure_record_carries_the_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    """With the "hookreg" logger at DEBUG, the stdlib hook_failed record holds the exception and its traceback."""
+    caplog.set_level(logging.DEBUG, logger="hookreg")
+    registry = HookRegistry()
+    registry.register(GATE, _missing_key, name="lookup")
+    registry.decide(GATE, call())
+    (failed,) = [record for record in caplog.records if getattr(record, "event", None) == "hook_failed"]
+    assert failed.exc_info is not None
+    assert failed.exc_info[0] is KeyError
+    assert 'ctx.args["absent"]' in caplog.text  # the failing line, shown by the handler's formatter
+    assert failed.getMessage() == (
+        'hook_failed point=pre_tool_call_decide hook=lookup exc_type=KeyError error="raised KeyError"'
+    )
+
+
+def test_at_info_a_failure_record_stays_names_only(caplog: pytest.LogCaptureFixture) -> None:
+    """Above DEBUG the hook_failed record carries no exception: no traceback, so no values."""
+    caplog.set_level(logging.INFO, logger="hookreg")
+    registry = HookRegistry()
+    registry.register(GATE, _missing_key, name="lookup")
+    registry.decide(GATE, call())
+    (failed,) = caplog.records
+    assert failed.exc_info is None
+    assert "Traceback" not in caplog.text
+
+
+def test_at_debug_capture_logs_sees_the_exception_as_exc_info(caplog: pytest.LogCaptureFixture) -> None:
+    """Through structlog, hook_failed at DEBUG carries the exception under `exc_info`; at INFO it does not."""
+    registry = HookRegistry()
+    registry.register(GATE, _missing_key, name="lookup")
+    caplog.set_level(logging.DEBUG, logger="hookreg")
+    with capture_logs() as logs:
+        registry.decide(GATE, call())
+    (failed,) = [entry for entry in logs if entry["event"] == "hook_failed"]
+    assert isinstance(failed["exc_info"], KeyError)
+    assert failed["exc_info"].__traceback__ is not None
+    caplog.set_level(logging.INFO, logger="hookreg")
+    with capture_logs() as quiet:
+        registry.decide(GATE, call())
+    assert quiet == [
+        {
+            "event": "hook_failed",
+            "point": "pre_tool_call_decide",
+            "hook": "lookup",
+            "exc_type": "KeyError",
+            "error": "raised KeyError",
+            "log_level": "error",
+        }
+    ]
+
+
 def test_patch_conflict_names_the_field_only() -> None:
     """Two patches setting different scalar values log patch_conflict with the field name."""
     with capture_logs() as logs:
