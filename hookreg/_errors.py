@@ -47,6 +47,10 @@ class HookRegError(Exception):
         self.point = point
         self.callback = callback
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle and copy without calling ``__init__``, whose keyword-only attributes come back as state."""
+        return type(self).__new__, (type(self), *self.args), vars(self)
+
 
 class HookTypeError(HookRegError, TypeError):
     """Something of the wrong type: a point, an option, a context, a style."""
@@ -115,3 +119,10 @@ class StopRun(Exception):  # noqa: N818 -- a signal, named for what it does, lik
         """Pickle and copy without dispatch's bookkeeping (it holds frames)."""
         state = {key: value for key, value in vars(self).items() if key != "_hookreg_mark"}
         return type(self), self.args, state
+
+
+# Tracebacks and reprs name each class the way users import it (``hookreg.HookReturnError``), and pickle
+# finds it there; the package re-exports every name of this module.
+for _name in __all__:
+    globals()[_name].__module__ = "hookreg"
+del _name

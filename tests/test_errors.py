@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import pickle
+import traceback
 from collections.abc import Callable
 from typing import Any, Final
 
 import pytest
 
+import hookreg
 from hookreg import (
     AsyncHookError,
     HookPoint,
     HookRegError,
     HookRegistry,
     HookResult,
+    HookReturnError,
     HookSignatureError,
     PostTurnContext,
     PreToolCallDecideContext,
     PreTurnContext,
+    StopRun,
+    ToolCallRequest,
 )
 
 GATE: Final = HookPoint.PRE_TOOL_CALL_DECIDE
@@ -195,3 +201,61 @@ def test_failed_registration_leaves_the_registry_unchanged() -> None:
     with pytest.raises(HookRegError):
         registry.register(GATE, gate, tools=[])
     assert len(registry) == 0
+
+
+PUBLIC_ERRORS: Final = sorted(
+    name
+    for name in hookreg.__all__
+    if isinstance(getattr(hookreg, name), type) and issubclass(getattr(hookreg, name), BaseException)
+)
+
+
+def make(name: str) -> BaseException:
+    """An instance of the public exception `name`, with the message "m"."""
+    return HookReturnError("m", returned_type=list) if name == "HookReturnError" else getattr(hookreg, name)("m")
+
+
+@pytest.mark.parametrize("name", PUBLIC_ERRORS)
+def test_public_exceptions_show_under_the_package(name: str) -> None:
+    """A traceback names each public exception as `hookreg.X`, the name users import, not its private module."""
+    cls = getattr(hookreg, name)
+    assert cls.__module__ == "hookreg"
+    assert traceback.format_exception_only(make(name)) == [f"hookreg.{name}: m\n"]
+
+
+def test_public_exceptions_survive_a_pickle_round_trip() -> None:
+    """Each public exception pickles by its public name and comes back with its message and attributes."""
+    errors: list[BaseException] = [
+        HookReturnError("wrong", point="stop", callback=None, returned_type=list),
+        HookRegError("base", point="pre_turn"),
+        StopRun("enough"),
+        *(make(name) for name in PUBLIC_ERRORS),
+    ]
+    for error in errors:
+        error.add_note("a note")
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error)
+        assert (copy.args, vars(copy)) == (error.args, vars(error))
+
+
+def test_a_transform_returning_a_list_ends_the_run_in_a_clear_hookreg_error() -> None:
+    """A tool-input transform returning a list ends `Harness.run` in `hookreg.HookReturnError` naming what to fix."""
+    from hookreg.harness import Harness, ScriptedModel, ScriptedTurn
+
+    registry = HookRegistry()
+    registry.register(HookPoint.TRANSFORM_TOOL_INPUT, lambda ctx: ["x"], name="listy")  # type: ignore[arg-type,return-value]  # the mistake under test
+    call = ToolCallRequest(tool_name="echo", args={"text": "a"}, call_id="1")
+    model = ScriptedModel([ScriptedTurn(tool_calls=[call]), ScriptedTurn(text="done")])
+    harness = Harness(model, [echo], registry)
+    with pytest.raises(HookReturnError) as info:
+        harness.run("go")
+    shown = traceback.format_exception_only(info.value)[0]
+    assert shown.startswith("hookreg.HookReturnError: ")
+    for fragment in ("'listy'", "transform_tool_input", "returned list", "expected Mapping[str, object] | None"):
+        assert fragment in shown, (fragment, shown)
+    assert (info.value.point, info.value.returned_type) == (HookPoint.TRANSFORM_TOOL_INPUT, list)
+
+
+def echo(text: str) -> str:
+    """A tool that returns its input."""
+    return text
