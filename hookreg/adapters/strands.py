@@ -6,9 +6,10 @@ one model call (turn 1 is the first in every invocation); the tool calls a
 model answer asks for belong to its turn. Every callback is async, so hooks
 run through the registry's ``a``-methods: sync and async hooks mix freely.
 The rules of the run contract live in ``hookreg._lifecycle``; this module
-only translates Strands' events. Per-run state lives in Strands' per-invocation
-``invocation_state``, so one provider may serve several agents, one after the
-other or concurrently.
+only translates Strands' events. Per-run state lives in the provider, keyed by
+the invocation's ``invocation_state`` dict (never in it: Strands copies that
+dict into every streamed event), so one provider may serve several agents, one
+after the other or concurrently.
 
 Where each hook point runs:
 
@@ -164,9 +165,6 @@ except ImportError as _import_error:  # pragma: no cover - exercised by tests th
 
 __all__ = ["HookregProvider", "ToolErrorResult"]
 
-_KEY = "hookreg"
-"""Where the run's state lives in Strands' per-invocation ``invocation_state``."""
-
 _COMPLETED = frozenset({"end_turn", "stop_sequence"})
 _FINISH = {
     "end_turn": FinishReason.STOP,
@@ -191,7 +189,7 @@ class ToolErrorResult(Exception):  # noqa: N818 -- it names what Strands returne
 
 @dataclass(slots=True, eq=False)
 class _Run:
-    """One invocation as the provider tracks it (kept in its ``invocation_state``)."""
+    """One invocation as the provider tracks it (kept by the provider, keyed by its ``invocation_state``)."""
 
     state: RunState
     offered: frozenset[str] | None = None
@@ -340,6 +338,8 @@ class HookregProvider:
                 )
                 raise HookTypeError(msg)
         self._agents: weakref.WeakSet[Any] = weakref.WeakSet()
+        # id(invocation_state) -> (that dict, its run): the dict is held so its id is not reused while the run lives
+        self._runs: dict[int, tuple[dict[str, Any], _Run]] = {}
 
     def register_hooks(self, registry: StrandsHookRegistry, **kwargs: Any) -> None:
         """Subscribe to the Strands events the hook points map to (called by ``Agent``).
@@ -367,17 +367,20 @@ class HookregProvider:
         """Add the provider's middleware to the new agent."""
         self._serve(event.agent)
 
+    def _current(self, invocation_state: dict[str, Any]) -> _Run | None:
+        """The run of the invocation that owns `invocation_state`, or ``None`` outside an invocation."""
+        entry = self._runs.get(id(invocation_state))
+        return entry[1] if entry is not None and entry[0] is invocation_state else None
+
     def _run(self, invocation_state: dict[str, Any]) -> _Run:
-        """This invocation's run, created on first use (a tool called outside an invocation gets its own)."""
-        run = invocation_state.get(_KEY)
-        if not isinstance(run, _Run):
-            run = invocation_state[_KEY] = _Run(RunState(self.registry, RunContext()))
-        return run
+        """This invocation's run (a tool called outside an invocation gets a run of its own, not kept)."""
+        return self._current(invocation_state) or _Run(RunState(self.registry, RunContext()))
 
     async def _end(self, invocation_state: dict[str, Any], outcome: RunOutcome, error: BaseException | None) -> None:
         """Fire ``on_session_end`` once and forget the run."""
-        run = invocation_state.pop(_KEY, None)
-        if isinstance(run, _Run):
+        run = self._current(invocation_state)
+        if run is not None:
+            del self._runs[id(invocation_state)]
             await adrive(self.registry, run.state.end(outcome, error))
 
     async def before_invocation(self, event: BeforeInvocationEvent) -> None:
@@ -387,11 +390,11 @@ class HookregProvider:
             StopRun: The prompt was denied, or a hook stopped the run.
         """
         self._serve(event.agent)  # an agent that got the provider after its initialisation
-        if event.messages is None or isinstance(event.invocation_state.get(_KEY), _Run):
+        if event.messages is None or self._current(event.invocation_state) is not None:
             return  # the deprecated structured_output_async (no messages), or a continuation
         context = RunContext(agent_name=getattr(event.agent, "name", None))
         state = RunState(self.registry, context, goal=_last_user_text(event.messages))
-        event.invocation_state[_KEY] = _Run(state)
+        self._runs[id(event.invocation_state)] = (event.invocation_state, _Run(state))
         try:
             outcome = await adrive(self.registry, state.start())
         except BaseException as error:
@@ -526,9 +529,9 @@ class HookregProvider:
             async for event in next_fn(context):
                 yield event
         except BaseException as error:
-            run = context.invocation_state.get(_KEY)
+            run = self._current(context.invocation_state)
             stop = _stop_in(error)
-            if isinstance(run, _Run):
+            if run is not None:
                 run.error = stop or error
                 if stop is not None:
                     await self._settle_history(context.agent, run, stop)
@@ -665,8 +668,8 @@ class HookregProvider:
         Raises:
             StopRun: A ``stop`` hook stopped the run.
         """
-        run = event.invocation_state.get(_KEY)
-        if not isinstance(run, _Run):
+        run = self._current(event.invocation_state)
+        if run is None:
             return
         result, turns = event.result, run.state.turns
         if run.error is not None:
