@@ -46,14 +46,20 @@ Where each hook point runs:
   `hookreg.HookValueError` (its tool calls would be dropped unrun). ``stop``
   runs when the answer calls no tool; a deny adds its reason as a user message
   and calls the model again.
-- The tool points: ``wrap_tool_call``, through `hookreg._lifecycle.gate`. A
-  call to a tool the agent does not have, to a tool the model was not offered
-  in this turn's request (``active_tools``), with arguments that are not a
-  JSON object (LangChain's ``invalid_tool_calls``, which ``after_model`` turns
-  into calls with ``{}`` as arguments so each gets an answer) or that fail
-  the tool's pydantic ``tool_call_schema`` goes to ``invalid_tool_call`` and
-  never runs as is. A refused call is answered with an error ``ToolMessage``
-  carrying the text the model reads. A tool that returned runs
+- The tool points: ``wrap_tool_call``, through `hookreg._lifecycle.gate`.
+  While an ``invalid_tool_call`` hook is registered, a call to a tool the
+  agent does not have, to a tool the model was not offered in this turn's
+  request (``active_tools``), with arguments that are not a JSON object
+  (LangChain's ``invalid_tool_calls``, which ``after_model`` then turns into
+  calls with ``{}`` as arguments so each gets an answer) or that fail the
+  tool's pydantic ``tool_call_schema`` (a ``ToolRuntime`` argument LangChain
+  injects is never missing) goes to ``invalid_tool_call`` and never runs as
+  is. A refused call is answered with an error ``ToolMessage`` carrying the
+  text the model reads. With no such hook, LangChain checks names and
+  arguments itself, with its own messages, and handles its
+  ``invalid_tool_calls`` its own way; a tool another middleware adds and
+  serves reaches it; only a user tool an ``active_tools`` patch took away
+  is refused by hookreg. A tool that returned runs
   ``transform_tool_result`` then ``post_tool_call``; a tool that failed —
   raised, or answered with an error ``ToolMessage`` (a ``ToolException`` under
   ``handle_tool_error``, LangChain's own argument check) — runs
@@ -96,7 +102,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, NotRequired, TypeAlias, TypeVar, cast
+from typing import Annotated, Any, Final, NotRequired, TypeAlias, TypeVar, cast, get_origin, get_type_hints
 
 from hookreg import (
     HookPoint,
@@ -146,6 +152,7 @@ try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse, hook_config
     from langchain.agents.middleware import ToolCallRequest as LangChainToolCall
     from langchain.agents.middleware.types import OmitFromSchema
+    from langchain.tools import ToolRuntime
     from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler, BaseCallbackManager
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import (
@@ -243,13 +250,26 @@ def _snapshot(args: object) -> Any:
 class _Run:
     """One agent run: its `RunState`, the tools of its latest model request, and how it stopped."""
 
-    __slots__ = ("failure", "judged", "key", "offered", "ran", "raw_args", "state", "stop", "streamed", "tools")
+    __slots__ = (
+        "failure",
+        "judged",
+        "key",
+        "offered",
+        "ran",
+        "raw_args",
+        "restricted",
+        "state",
+        "stop",
+        "streamed",
+        "tools",
+    )
 
     def __init__(self, key: str, state: RunState) -> None:
         self.key = key
         self.state = state
         self.tools: dict[str, BaseTool] = {}
         self.offered: frozenset[str] | None = None
+        self.restricted: frozenset[str] | None = None  # the offered tools, when a hookreg patch took some away
         self.raw_args: dict[str, object] = {}  # call id -> the model's argument text, when it is not an object
         self.streamed: dict[str, str] = {}  # call id -> its argument text as the latest model call streamed it
         self.stop: StopRun | None = None
@@ -361,6 +381,20 @@ def _tool_message(call_id: str, name: str, text: str) -> ToolMessage:
     return ToolMessage(content=text, tool_call_id=call_id, name=name, status="error")
 
 
+def _injected(tool: BaseTool) -> frozenset[str]:
+    """The arguments LangChain hands `tool` its ``ToolRuntime`` in, found by its function's annotations.
+
+    LangChain fills them in as it runs the tool, so the model never sends
+    them, also when the tool's own schema names them as plain fields.
+    (Arguments marked ``InjectedState`` or ``InjectedToolCallId`` are left out
+    of ``tool_call_schema`` already.)
+    """
+    function = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+    hints = get_type_hints(function) if callable(function) else {}  # LangGraph resolved them as it built the agent
+    kinds = {name: get_origin(hint) or hint for name, hint in hints.items()}  # ToolRuntime[Context, State] too
+    return frozenset(name for name, kind in kinds.items() if isinstance(kind, type) and issubclass(kind, ToolRuntime))
+
+
 def _schema_check(tools: Callable[[str], BaseTool | None]) -> Validator:
     """Check a call's args against its tool's pydantic ``tool_call_schema`` (the schema LangChain checks)."""
 
@@ -372,7 +406,9 @@ def _schema_check(tools: Callable[[str], BaseTool | None]) -> Validator:
         try:
             schema.model_validate(dict(args))
         except ValidationError as exc:
-            return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'args'}: {e['msg']}" for e in exc.errors())
+            injected = _injected(tool) if tool is not None else frozenset()
+            errors = [e for e in exc.errors() if not (e["loc"] and e["loc"][0] in injected)]
+            return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'args'}: {e['msg']}" for e in errors) or None
         return None
 
     return validate
@@ -593,8 +629,8 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         Example:
             >>> from hookreg import HookRegistry
             >>> hookreg = HookregMiddleware(HookRegistry())
-            >>> [m.name for m in hookreg.around([])]
-            ['hookreg', 'hookreg_tool_gate']
+            >>> tuple(m.name for m in hookreg.around([]))
+            ('hookreg', 'hookreg_tool_gate')
 
         Args:
             middleware: The agent's other middleware, in the order LangChain
@@ -759,9 +795,11 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         run = self._run(request.state)
         run.tools = {t.name: t for t in request.tools if isinstance(t, BaseTool)}
         try:
+            asked = frozenset(_tool_name(t) for t in request.tools)
             if any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
                 request = yield from self._patched(run, request)
             run.offered = frozenset(_tool_name(t) for t in request.tools)
+            run.restricted = run.offered if run.offered != asked else None
             run.streamed = {}
             if any(self.registry.has_hooks(point) for point in _OBSERVING_POINTS):
                 # The stream can only be seen through a callback on a copy of the model; otherwise the user's model
@@ -793,7 +831,8 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         original, _ = _answer(messages)
         if original is None:
             return None
-        moved = _with_invalid_calls(original, run)
+        # Only an invalid_tool_call hook answers invalid calls; else they are LangChain's, as it made them (DESIGN §8).
+        moved = _with_invalid_calls(original, run) if self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL) else None
         update: dict[str, Any] = {"messages": [moved]} if moved is not None else {}
         answer = moved or original
         try:
@@ -875,17 +914,19 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         earlier = run.judged.get(call_id)
         if earlier is not None and (name, args) in (earlier.seen, earlier.approved):
             return earlier.verdict
-        verdict: GateResult = yield from gate(
-            self.registry,
-            run.state.run,
-            name,
-            call_id,
-            args,
-            known={*run.tools, *([tool.name] if tool is not None else [])},
-            offered=run.offered,
-            validate=_schema_check(
+        if self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
+            known, offered = {*run.tools, *([tool.name] if tool is not None else [])}, run.offered
+            validate: Validator | None = _schema_check(
                 lambda wanted: tool if tool is not None and tool.name == wanted else run.tools.get(wanted)
-            ),
+            )
+        else:
+            # Nobody answers invalid calls: LangChain checks names and arguments its own way, with its own messages,
+            # and a middleware may serve a tool the agent does not have. Only a user tool a hookreg patch took out of
+            # this turn never runs (DESIGN §8, "A tool call").
+            known, validate = {*run.tools, name}, None
+            offered = run.restricted if run.restricted is not None and name in run.tools else None
+        verdict: GateResult = yield from gate(
+            self.registry, run.state.run, name, call_id, args, known=known, offered=offered, validate=validate
         )
         if self._judging():
             run.judged[call_id] = _Judged((name, _snapshot(args)), verdict)
