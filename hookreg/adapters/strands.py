@@ -48,11 +48,12 @@ Where each hook point runs:
   `hookreg.HookValueError`. Strands ends a run whose answer hit the output
   cap with ``MaxTokensReachedException`` (after ``model_turn_finished``).
 - The tool points: ``BeforeToolCallEvent`` runs the whole gate of
-  ``hookreg._lifecycle``: an unknown tool, a tool not offered this turn,
-  arguments that are not a JSON object (also malformed JSON, which Strands
-  itself would turn into ``{}``: the raw text is taken from the stream) or
-  that fail the tool's input schema go to ``invalid_tool_call`` and never
-  run as sent; then ``transform_tool_input``, ``pre_tool_call_decide``,
+  ``hookreg._lifecycle``: when an ``invalid_tool_call`` hook listens, an
+  unknown tool, a tool not offered this turn, arguments that are not a JSON
+  object (also malformed JSON, which Strands itself would turn into ``{}``:
+  the raw text is taken from the stream) or that fail the tool's input
+  schema go to it and never run as sent (with none listening, those are
+  Strands' own to handle, and only a tool a patch took away is refused); then ``transform_tool_input``, ``pre_tool_call_decide``,
   ``notification`` and ``on_interaction`` for an ``ask``, and
   ``permission_denied``. A call that does not run is cancelled with the text
   the model reads as its error result.
@@ -193,6 +194,7 @@ class _Run:
 
     state: RunState
     offered: frozenset[str] | None = None
+    restricted: frozenset[str] | None = None  # what a hookreg patch left offered, when it took tools away
     specs: dict[str, ToolSpec] = field(default_factory=dict)
     model: str | None = None
     malformed: dict[str, str] = field(default_factory=dict)
@@ -510,6 +512,7 @@ class HookregProvider:
         else:
             run.model = self._default_model(context.model)
         run.offered = frozenset(spec["name"] for spec in context.tool_specs)
+        run.restricted = run.offered if run.offered != frozenset(run.specs) else None
         deltas: dict[str, str] = {}
         async for event in next_fn(context):
             chunk = event.get("event")  # documented stream event "event": the model's raw chunk (a StreamEvent)
@@ -608,23 +611,32 @@ class HookregProvider:
         await self.registry.anotify(HookPoint.POST_TURN, PostTurnContext(turn=ctx.turn, response_text=text, run=ctx))
 
     async def before_tool_call(self, event: BeforeToolCallEvent) -> None:
-        """Gate the call (``hookreg._lifecycle.gate``); a call that may not run is cancelled with the model's text."""
+        """Gate the call (``hookreg._lifecycle.gate``); a call that may not run is cancelled with the model's text.
+
+        hookreg's own checks (unknown tool, malformed input, schema) run only
+        when an ``invalid_tool_call`` hook listens; otherwise the call is
+        Strands' to look up and validate (a tool middleware may serve a name
+        the agent lacks), and only a tool a hookreg patch took away is refused.
+        """
         run = self._run(event.invocation_state)
         use: ToolUse = event.tool_use
         call_id, name = str(use["toolUseId"]), use["name"]
-        args: object = run.malformed.pop(call_id, use["input"])
+        raw = run.malformed.pop(call_id, None)
+        names = {*event.agent.tool_names, *([event.selected_tool.tool_name] if event.selected_tool else [])}
         specs = dict(run.specs)
         if event.selected_tool is not None:
             specs.setdefault(event.selected_tool.tool_name, event.selected_tool.tool_spec)
+        checked = self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL)
+        args: object = raw if checked and raw is not None else use["input"]
         steps = gate(
             self.registry,
             run.state.run,
             name,
             call_id,
             args,
-            known={*event.agent.tool_names, *([event.selected_tool.tool_name] if event.selected_tool else [])},
-            offered=run.offered,
-            validate=lambda tool, tool_args: _schema_error(specs.get(tool), tool_args),
+            known=names if checked else {*names, name},
+            offered=run.offered if checked else run.restricted,
+            validate=(lambda tool, tool_args: _schema_error(specs.get(tool), tool_args)) if checked else None,
         )
         verdict = await adrive(self.registry, steps)
         if not verdict.allowed:

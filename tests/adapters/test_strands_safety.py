@@ -4,9 +4,12 @@ structured output, its duck-typed models, and streamed events free of hookreg's 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from strands import Agent
+from strands.middleware import ExecuteToolContext, ExecuteToolStage, MiddlewareNext
+from strands.types.events import ToolResultEvent, TypedEvent
 
 from hookreg import HookRegistry, HookResult
 from hookreg.adapters.strands import HookregProvider
@@ -27,3 +30,49 @@ def test_streamed_events_carry_no_hookreg_state() -> None:
     events = asyncio.run(_stream(agent, "hi"))
     assert model.tool_outputs == ["hi"]
     assert [event for event in events if "hookreg" in event] == []
+
+
+async def _serve_unknown(
+    context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+) -> AsyncGenerator[TypedEvent, None]:
+    """A Strands tool middleware serving calls to ``weather``, a tool the agent does not have."""
+    if context.tool is None and context.tool_use["name"] == "weather":
+        use = context.tool_use
+        yield ToolResultEvent({"toolUseId": use["toolUseId"], "status": "success", "content": [{"text": "sunny"}]})
+        return
+    async for event in next_fn(context):
+        yield event
+
+
+def test_a_tool_a_middleware_serves_is_not_refused_as_unknown() -> None:
+    """With no invalid_tool_call hook, a call to a tool only a Strands middleware serves reaches that middleware."""
+    registry = HookRegistry()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.allow())
+    model = ScriptedModel([("weather", {"city": "Oslo"}), "done"])
+    agent = Agent(model=model, tools=[echo_tool(RecordingTool())], hooks=[HookregProvider(registry)])
+    agent.add_middleware(ExecuteToolStage, _serve_unknown)
+    agent("weather?")
+    assert model.tool_outputs == ["sunny"]
+
+
+def test_an_unknown_tool_gets_strands_own_error_without_an_invalid_tool_call_hook() -> None:
+    """An unknown tool's error result is Strands' own text when nobody listens at invalid_tool_call."""
+
+    def run(provider: list[Any]) -> str:
+        model = ScriptedModel([("ecko", {"text": "hi"}), "done"])
+        Agent(model=model, tools=[echo_tool(RecordingTool())], hooks=provider, callback_handler=None)("hi")
+        [seen] = model.tool_outputs
+        return seen
+
+    registry = HookRegistry()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.allow())
+    assert run([HookregProvider(registry)]) == run([])
+
+
+def test_arguments_strands_accepts_are_not_refused_by_the_schema() -> None:
+    """With no invalid_tool_call hook, hookreg's schema check never refuses what Strands runs (a missing field)."""
+    registry = HookRegistry()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.allow())
+    model = ScriptedModel([{"prefix": ">"}, "done"])  # echo's schema requires "text"; Strands does not check
+    Agent(model=model, tools=[echo_tool(lambda **kw: str(sorted(kw)))], hooks=[HookregProvider(registry)])("hi")
+    assert model.tool_outputs == ["['prefix']"]
