@@ -53,9 +53,9 @@ Where each hook point runs:
   object (also malformed JSON, which Strands itself would turn into ``{}``:
   the raw text is taken from the stream) or that fail the tool's input
   schema go to it and never run as sent (with none listening, those are
-  Strands' own to handle, and only a tool a patch took away is refused); then ``transform_tool_input``, ``pre_tool_call_decide``,
-  ``notification`` and ``on_interaction`` for an ``ask``, and
-  ``permission_denied``. A call that does not run is cancelled with the text
+  Strands' own to handle, and only a tool a patch took away is refused);
+  then ``transform_tool_input``, ``pre_tool_call_decide``, ``notification``
+  and ``on_interaction`` for an ``ask``, and ``permission_denied``. A call that does not run is cancelled with the text
   the model reads as its error result.
 - ``AfterToolCallEvent``: a tool that raised, or returned a result with
   ``status: "error"``, fires ``post_tool_call_failure`` then
@@ -196,7 +196,8 @@ class _Run:
     offered: frozenset[str] | None = None
     restricted: frozenset[str] | None = None  # what a hookreg patch left offered, when it took tools away
     specs: dict[str, ToolSpec] = field(default_factory=dict)
-    model: str | None = None
+    model: str | None = None  # the called model's name, once a hook needed it
+    called: object = None  # the model of the latest call
     malformed: dict[str, str] = field(default_factory=dict)
     results: dict[str, str] = field(default_factory=dict)
     error: BaseException | None = None
@@ -423,11 +424,19 @@ class HookregProvider:
             await adrive(self.registry, run.state.end(outcome, stop))
             raise stop
 
-    def _default_model(self, model: Model) -> str:
+    def _default_model(self, model: object) -> str:
+        """The model's name: its key in ``models``, else its config's ``model_id``, else its class name.
+
+        Asked only when a hook needs the name: Strands calls a model through
+        ``stream`` alone, so a duck-typed model may have no ``get_config``.
+        """
         named = next((name for name, known in self.models.items() if known is model), None)
-        config = model.get_config()
+        if named is not None:
+            return named
+        get_config = getattr(model, "get_config", None)
+        config = get_config() if callable(get_config) else None
         model_id = config.get("model_id") if isinstance(config, Mapping) else None
-        return named or (model_id if isinstance(model_id, str) else type(model).__name__)
+        return model_id if isinstance(model_id, str) else type(model).__name__
 
     async def _patched(self, context: InvokeModelContext, run: _Run) -> InvokeModelContext:
         """The model call with the ``pre_model_call`` patch applied and the ``model_select`` pick swapped in."""
@@ -444,23 +453,30 @@ class HookregProvider:
         unsupported = [name for name in _UNSUPPORTED if getattr(patch, name) is not None]
         if unsupported:
             log("warning", "patch_field_unsupported", framework="strands", fields=unsupported)
-        default = run.model = self._default_model(context.model)
-        select = ModelSelectContext(default_model=default, selected_model=default, patch=patch, run=ctx)
-        pick = await self.registry.atransform(HookPoint.MODEL_SELECT, select)
         model = context.model
-        if pick != default:
-            if pick not in self.models:
-                msg = (
-                    f"Cannot call model {pick!r} picked by a model_select hook: HookregProvider has no model of "
-                    f"that name (it has {sorted(self.models)}). Pass it as HookregProvider(registry, "
-                    f"models={{{pick!r}: model}}), or return one of those names."
-                )
-                raise HookValueError(msg, point=HookPoint.MODEL_SELECT)
-            model, run.model = self.models[pick], pick
+        if self.registry.has_hooks(HookPoint.MODEL_SELECT):
+            model = await self._select(model, patch, run)
         specs, choice = _tools(context, patch)
         return context.replace(
             system_prompt=_system(context.system_prompt, patch), tool_specs=specs, tool_choice=choice, model=model
         )
+
+    async def _select(self, model: Model, patch: RequestPatch, run: _Run) -> Model:
+        """The model a ``model_select`` hook picked for this call (`model` when it keeps the default)."""
+        default = run.model = self._default_model(model)
+        select = ModelSelectContext(default_model=default, selected_model=default, patch=patch, run=run.state.run)
+        pick = await self.registry.atransform(HookPoint.MODEL_SELECT, select)
+        if pick == default:
+            return model
+        if pick not in self.models:
+            msg = (
+                f"Cannot call model {pick!r} picked by a model_select hook: HookregProvider has no model of "
+                f"that name (it has {sorted(self.models)}). Pass it as HookregProvider(registry, "
+                f"models={{{pick!r}: model}}), or return one of those names."
+            )
+            raise HookValueError(msg, point=HookPoint.MODEL_SELECT)
+        run.model = pick
+        return self.models[pick]
 
     async def _observe(self, chunk: Mapping[str, Any], deltas: dict[str, str], run: _Run) -> None:
         """Fire the delta point for one raw model chunk; note a tool call's raw argument text."""
@@ -507,10 +523,9 @@ class HookregProvider:
         """
         run = self._run(context.invocation_state)
         run.specs = {spec["name"]: spec for spec in context.tool_specs}
+        run.model, run.called = None, context.model
         if any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
             context = await self._patched(context, run)
-        else:
-            run.model = self._default_model(context.model)
         run.offered = frozenset(spec["name"] for spec in context.tool_specs)
         run.restricted = run.offered if run.offered != frozenset(run.specs) else None
         deltas: dict[str, str] = {}
@@ -596,7 +611,7 @@ class HookregProvider:
                 max_tokens=None,
                 usage={k: v for k, v in usage.items() if isinstance(v, int)},
                 message_id=message.get("tracking_id"),
-                model=run.model,
+                model=run.model or self._default_model(run.called),
                 run=ctx,
             )
             action = await self.registry.adecide(HookPoint.MODEL_TURN_FINISHED, finished)

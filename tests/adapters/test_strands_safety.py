@@ -4,14 +4,16 @@ structured output, its duck-typed models, and streamed events free of hookreg's 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from strands import Agent
 from strands.middleware import ExecuteToolContext, ExecuteToolStage, MiddlewareNext
+from strands.types.content import Messages
 from strands.types.events import ToolResultEvent, TypedEvent
+from strands.types.streaming import StreamEvent
 
-from hookreg import HookRegistry, HookResult
+from hookreg import HookRegistry, HookResult, ModelTurnFinishedContext, TurnAction
 from hookreg.adapters.strands import HookregProvider
 from hookreg.testing.conformance import RecordingTool
 from tests.adapters.test_strands import ScriptedModel, echo_tool
@@ -76,3 +78,32 @@ def test_arguments_strands_accepts_are_not_refused_by_the_schema() -> None:
     model = ScriptedModel([{"prefix": ">"}, "done"])  # echo's schema requires "text"; Strands does not check
     Agent(model=model, tools=[echo_tool(lambda **kw: str(sorted(kw)))], hooks=[HookregProvider(registry)])("hi")
     assert model.tool_outputs == ["['prefix']"]
+
+
+class DuckModel:
+    """A model Strands calls through ``stream`` alone: no ``get_config``, not a ``strands.models.Model``."""
+
+    stateful = False
+
+    def __init__(self) -> None:
+        self.scripted = ScriptedModel(["hello"])
+
+    def stream(self, messages: Messages, *args: Any, **kwargs: Any) -> AsyncIterator[StreamEvent]:
+        return self.scripted.stream(messages, *args, **kwargs)
+
+
+def test_a_duck_typed_model_runs() -> None:
+    """Strands runs a model that has no get_config; so does an agent with hookreg attached."""
+    registry, names = HookRegistry(), list[str | None]()
+    registry.post_turn(lambda ctx: None)
+    agent = Agent(model=DuckModel(), hooks=[HookregProvider(registry)], callback_handler=None)  # type: ignore[arg-type]
+    assert str(agent("hi")).strip() == "hello"
+
+    @registry.model_turn_finished  # a hook that needs the model's name
+    def judge(ctx: ModelTurnFinishedContext) -> TurnAction:
+        names.append(ctx.model)
+        return TurnAction.continue_run()
+
+    agent.model = DuckModel()  # type: ignore[assignment]
+    assert str(agent("hi")).strip() == "hello"
+    assert names == ["DuckModel"]
