@@ -65,7 +65,9 @@ Where each hook point runs:
   ``raw_result`` is its text.
 - ``stop``, ``on_session_end``: ``AfterInvocationEvent``. A ``stop`` deny
   resumes the agent with its reason as the next user message.
-  ``on_session_end`` fires exactly once per invocation: ``completed``,
+  ``on_session_end`` fires exactly once per invocation: ``completed`` (also
+  a run Strands' structured-output tool ended: that tool is not a user tool
+  call and reaches no tool point),
   ``stopped`` (a `hookreg.StopRun`, a run-level deny, Strands' other stop
   reasons, such as ``interrupt``: resuming an interrupted agent is a new
   session), ``failed`` (the model or anything else raised) or ``cancelled``
@@ -158,6 +160,7 @@ try:
     )
     from strands.middleware import InvokeModelContext, InvokeModelStage, MiddlewareNext
     from strands.models import Model
+    from strands.tools.structured_output.structured_output_tool import StructuredOutputTool
     from strands.types.content import Message, Messages, SystemContentBlock, SystemPrompt
     from strands.types.events import TypedEvent
     from strands.types.tools import ToolChoice, ToolResult, ToolSpec, ToolUse
@@ -633,6 +636,8 @@ class HookregProvider:
         Strands' to look up and validate (a tool middleware may serve a name
         the agent lacks), and only a tool a hookreg patch took away is refused.
         """
+        if isinstance(event.selected_tool, StructuredOutputTool):
+            return  # Strands' own structured-output tool: not a user tool call, no tool point judges it
         run = self._run(event.invocation_state)
         use: ToolUse = event.tool_use
         call_id, name = str(use["toolUseId"]), use["name"]
@@ -671,7 +676,7 @@ class HookregProvider:
         """
         if isinstance(event.exception, StopRun):
             raise event.exception
-        if event.cancel_message is not None:
+        if event.cancel_message is not None or isinstance(event.selected_tool, StructuredOutputTool):
             return
         run = self._run(event.invocation_state)
         use = event.tool_use
@@ -706,7 +711,8 @@ class HookregProvider:
             reason = "the invocation ended without a result or an error: the caller closed its stream"
             await self._end(event.invocation_state, RunOutcome(status="cancelled", reason=reason, turns=turns), None)
             return
-        if result.stop_reason in _COMPLETED:
+        # a run Strands' structured-output tool ended stops on "tool_use" with the output: it completed
+        if result.stop_reason in _COMPLETED or result.structured_output is not None:
             try:
                 feedback = await adrive(self.registry, run.state.stop(_text(result.message["content"])))
             except BaseException as error:

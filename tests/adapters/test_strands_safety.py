@@ -7,16 +7,28 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
+from pydantic import BaseModel
 from strands import Agent
 from strands.middleware import ExecuteToolContext, ExecuteToolStage, MiddlewareNext
 from strands.types.content import Messages
 from strands.types.events import ToolResultEvent, TypedEvent
 from strands.types.streaming import StreamEvent
 
-from hookreg import HookRegistry, HookResult, ModelTurnFinishedContext, TurnAction
+from hookreg import (
+    HookRegistry,
+    HookResult,
+    ModelTurnFinishedContext,
+    OnSessionEndContext,
+    PreToolCallDecideContext,
+    TurnAction,
+)
 from hookreg.adapters.strands import HookregProvider
-from hookreg.testing.conformance import RecordingTool
+from hookreg.testing.conformance import TOOL_NAME, RecordingTool
 from tests.adapters.test_strands import ScriptedModel, echo_tool
+
+
+def _allow_echo_only(ctx: PreToolCallDecideContext) -> HookResult:
+    return HookResult.allow() if ctx.tool_name == TOOL_NAME else HookResult.deny(f"{ctx.tool_name} is not allowed")
 
 
 async def _stream(agent: Agent, prompt: str) -> list[dict[str, Any]]:
@@ -107,3 +119,25 @@ def test_a_duck_typed_model_runs() -> None:
     agent.model = DuckModel()  # type: ignore[assignment]
     assert str(agent("hi")).strip() == "hello"
     assert names == ["DuckModel"]
+
+
+class Weather(BaseModel):
+    city: str
+
+
+def test_structured_output_is_not_a_user_tool_call_and_completes() -> None:
+    """Strands' structured-output tool reaches no tool point (an allowlist gate cannot deny it); the run completes."""
+    registry, gated, ends = HookRegistry(), list[str](), list[OnSessionEndContext]()
+
+    @registry.pre_tool_call_decide
+    def allowlist(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(ctx.tool_name)
+        return _allow_echo_only(ctx)
+
+    registry.on_session_end(ends.append)
+    model = ScriptedModel([("Weather", {"city": "Oslo"}), "unexpected"])
+    agent = Agent(model=model, hooks=[HookregProvider(registry)], callback_handler=None)
+    result = agent("weather?", structured_output_model=Weather)
+    assert result.structured_output == Weather(city="Oslo")
+    assert gated == []
+    assert [ctx.outcome.status for ctx in ends] == ["completed"]
