@@ -22,8 +22,9 @@ Where each hook point runs:
   ``InvokeModelStage`` middleware, which the provider adds to each agent it
   serves. The merged `hookreg.RequestPatch` applies to that very model call:
   ``preamble`` replaces the system prompt and ``extra_context`` blocks are
-  appended to it; ``active_tools`` filters the tool specs offered (and a call
-  to a tool that was not offered is an invalid call); ``tool_choice``
+  appended to it; ``active_tools`` filters the user tools' specs offered
+  (Strands' structured-output tool stays offered; a call to a tool that was
+  not offered is an invalid call); ``tool_choice``
   (``"auto"``, ``"any"``/``"required"``, ``"none"``, or a tool's name) sets
   the call's tool choice. ``temperature``, ``max_tokens``,
   ``additional_params`` and ``messages`` cannot apply: Strands keeps the first
@@ -256,8 +257,11 @@ def _system(prompt: SystemPrompt, patch: RequestPatch) -> SystemPrompt:
 
 
 def _tools(context: InvokeModelContext, patch: RequestPatch) -> tuple[list[ToolSpec], ToolChoice | None]:
-    """The tool specs offered and the tool choice, after the patch."""
+    """The tool specs offered and the tool choice, after the patch (``active_tools`` restricts user tools only)."""
     active, choice = patch.active_tools, patch.tool_choice
+    if active is not None:  # Strands' structured-output tool stays offered
+        internal = context.agent.tool_registry.dynamic_tools.items()
+        active = active | {name for name, tool in internal if isinstance(tool, StructuredOutputTool)}
     specs = context.tool_specs if active is None else [s for s in context.tool_specs if s["name"] in active]
     if choice is None:
         return specs, context.tool_choice

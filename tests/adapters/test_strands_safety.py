@@ -20,6 +20,7 @@ from hookreg import (
     ModelTurnFinishedContext,
     OnSessionEndContext,
     PreToolCallDecideContext,
+    RequestPatch,
     TurnAction,
 )
 from hookreg.adapters.strands import HookregProvider
@@ -141,3 +142,16 @@ def test_structured_output_is_not_a_user_tool_call_and_completes() -> None:
     assert result.structured_output == Weather(city="Oslo")
     assert gated == []
     assert [ctx.outcome.status for ctx in ends] == ["completed"]
+
+
+def test_active_tools_restricts_user_tools_only() -> None:
+    """An active_tools patch leaves Strands' structured-output tool offered (it restricts user tools only)."""
+    registry = HookRegistry()
+    registry.pre_model_call(lambda ctx: RequestPatch(active_tools=frozenset()))
+    model = ScriptedModel([("Weather", {"city": "Oslo"})])
+    agent = Agent(
+        model=model, tools=[echo_tool(RecordingTool())], hooks=[HookregProvider(registry)], callback_handler=None
+    )
+    result = agent("weather?", structured_output_model=Weather)
+    assert result.structured_output == Weather(city="Oslo")
+    assert [spec["name"] for spec in model.requests[0]["tool_specs"]] == ["Weather"]
