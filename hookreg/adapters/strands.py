@@ -88,9 +88,10 @@ Why hook events and not Strands' interventions: an ``InterventionHandler`` is
 a layer over the same ``Before/AfterToolCallEvent`` callbacks, and its
 ``Confirm`` pauses the run with a Strands interrupt the caller must resume,
 while hookreg answers an ``ask`` in-line through ``on_interaction``; the
-provider uses the events directly. Two private Strands APIs are used, each in
-one function pinned by a test: ``Agent._append_messages`` (`_append`) and the
-``AgentStreamStage`` middleware (`_wrap_invocations`). Strands'
+provider uses the events directly. Three private Strands APIs are used, each
+in one function pinned by a test: ``Agent._append_messages`` (`_append`), the
+``AgentStreamStage`` middleware (`_wrap_invocations`) and continuation inputs
+(`_resume`: a ``stop`` deny's resume that never runs still ends the session). Strands'
 deprecated ``structured_output_async`` (one model call outside the event
 loop, with invocation events that share no state) is not a run: no hook
 point fires for it.
@@ -99,9 +100,10 @@ point fires for it.
 from __future__ import annotations
 
 import json
+import sys
 import uuid
 import weakref
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
@@ -317,6 +319,21 @@ def _wrap_invocations(agent: Any, handler: Callable[..., AsyncGenerator[TypedEve
     agent.add_middleware(AgentStreamStage, handler)
 
 
+def _resume(event: AfterInvocationEvent, prompt: str, on_abandoned: Callable[[object], Awaitable[None]]) -> None:
+    """Resume the agent after this pass with `prompt` as the next user message; `on_abandoned` if it never runs.
+
+    Private API: the public ``AfterInvocationEvent.resume`` says nothing when
+    the resumed pass never starts (a later ``AfterInvocationEvent`` callback
+    or the next pass's ``BeforeInvocationEvent`` raises), which would leave the
+    session without its end; Strands 1.62's own continuation inputs
+    (``strands.agent._continuation``, as its background tasks use them) call
+    `on_abandoned` with a reason then. A test pins it.
+    """
+    from strands.agent import _continuation  # noqa: PLC0415 -- private, see the docstring
+
+    _continuation.add_input(event, _continuation._ContinuationInput(args=prompt, on_abandoned=on_abandoned))  # noqa: SLF001
+
+
 # --- the provider ---------------------------------------------------------------------------
 
 
@@ -392,6 +409,15 @@ class HookregProvider:
         if run is not None:
             del self._runs[id(invocation_state)]
             await adrive(self.registry, run.state.end(outcome, error))
+
+    async def _abandoned(self, invocation_state: dict[str, Any], reason: object) -> None:
+        """End the session of a run whose resumed pass never started (Strands abandoned the resume)."""
+        run = self._current(invocation_state)
+        if run is None:
+            return
+        # Strands calls this while handling the error that stopped the resume; its reason is only a summary
+        error = sys.exception() or (reason if isinstance(reason, BaseException) else RuntimeError(str(reason)))
+        await self._end(invocation_state, outcome_for(error, run.state.turns), error)
 
     async def before_invocation(self, event: BeforeInvocationEvent) -> None:
         """Start the session and gate the prompt; a continuation asked for by ``stop`` skips both.
@@ -716,15 +742,18 @@ class HookregProvider:
             await self._end(event.invocation_state, RunOutcome(status="cancelled", reason=reason, turns=turns), None)
             return
         # a run Strands' structured-output tool ended stops on "tool_use" with the output: it completed
-        if result.stop_reason in _COMPLETED or result.structured_output is not None:
+        if result.stop_reason in _COMPLETED:
             try:
                 feedback = await adrive(self.registry, run.state.stop(_text(result.message["content"])))
             except BaseException as error:
                 await self._end(event.invocation_state, outcome_for(error, turns), error)
                 raise
             if feedback is not None:
-                event.resume = feedback
+                state = event.invocation_state
+                _resume(event, feedback, lambda reason: self._abandoned(state, reason))
                 return
+            outcome = RunOutcome(status="completed", turns=turns)
+        elif result.structured_output is not None:  # Strands' structured-output tool ended it (on "tool_use")
             outcome = RunOutcome(status="completed", turns=turns)
         elif result.stop_reason == "cancelled":
             outcome = RunOutcome(status="cancelled", reason="cancelled by agent.cancel()", turns=turns)

@@ -713,13 +713,17 @@ def _text_of(message: Any) -> str:
 
 
 def test_strands_private_seams_are_what_the_adapter_expects() -> None:
-    """The two private Strands APIs the adapter isolates still exist with the shape it relies on.
+    """The three private Strands APIs the adapter isolates still exist with the shape it relies on.
 
-    If this fails, Strands changed ``Agent._append_messages`` or the
-    ``AgentStreamStage`` middleware stage: update ``_append`` /
-    ``_wrap_invocations`` in hookreg/adapters/strands.py.
+    If this fails, Strands changed ``Agent._append_messages``, the
+    ``AgentStreamStage`` middleware stage or its continuation inputs: update
+    ``_append`` / ``_wrap_invocations`` / ``_resume`` in hookreg/adapters/strands.py.
     """
+    from strands.agent import _continuation
     from strands.middleware._agent_stream import AgentStreamContext, AgentStreamStage
+
+    assert list(inspect.signature(_continuation.add_input).parameters) == ["event", "input_"]
+    assert {"args", "on_abandoned"} <= set(_continuation._ContinuationInput.__dataclass_fields__)
 
     assert inspect.iscoroutinefunction(Agent._append_messages)
     assert list(inspect.signature(Agent._append_messages).parameters) == ["self", "messages"]

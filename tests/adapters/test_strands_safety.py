@@ -4,11 +4,14 @@ structured output, its duck-typed models, and streamed events free of hookreg's 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 from strands import Agent
+from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent
+from strands.hooks import HookRegistry as StrandsHookRegistry
 from strands.middleware import ExecuteToolContext, ExecuteToolStage, MiddlewareNext
 from strands.types.content import Messages
 from strands.types.events import ToolResultEvent, TypedEvent
@@ -155,3 +158,40 @@ def test_active_tools_restricts_user_tools_only() -> None:
     result = agent("weather?", structured_output_model=Weather)
     assert result.structured_output == Weather(city="Oslo")
     assert [spec["name"] for spec in model.requests[0]["tool_specs"]] == ["Weather"]
+
+
+class RefusesPass:
+    """A Strands hook provider whose `event` callback raises the `refuse`-th time it runs."""
+
+    def __init__(self, event: type[BeforeInvocationEvent | AfterInvocationEvent], refuse: int) -> None:
+        self.event: type[Any] = event
+        self.refuse, self.seen = refuse, 0
+
+    def register_hooks(self, registry: StrandsHookRegistry, **kwargs: Any) -> None:
+        registry.add_callback(self.event, self.note)
+
+    def note(self, event: object) -> None:
+        self.seen += 1
+        if self.seen == self.refuse:
+            raise RuntimeError("pass refused")
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        lambda: RefusesPass(BeforeInvocationEvent, 2),  # the resumed pass's BeforeInvocationEvent raises
+        lambda: RefusesPass(AfterInvocationEvent, 1),  # a callback after hookreg's raises once it asked to resume
+    ],
+    ids=["before_resumed_pass", "after_the_resume_was_asked"],
+)
+def test_a_resume_that_never_runs_ends_the_session(other: Callable[[], RefusesPass]) -> None:
+    """A stop deny resumes the agent; when the resumed pass never runs, on_session_end still fires, once."""
+    registry, ends = HookRegistry(), list[OnSessionEndContext]()
+    registry.on_session_end(ends.append)
+    registry.stop(lambda ctx: HookResult.deny("again") if ctx.continuation_count == 0 else HookResult.allow())
+    model = ScriptedModel(["first", "second"])
+    # Strands runs After callbacks in reverse: listed first, the other provider's runs after hookreg's
+    agent = Agent(model=model, hooks=[other(), HookregProvider(registry)], callback_handler=None)
+    with pytest.raises(RuntimeError, match="pass refused"):
+        agent("hi")
+    assert [(ctx.outcome.status, ctx.outcome.reason) for ctx in ends] == [("failed", "RuntimeError: pass refused")]
