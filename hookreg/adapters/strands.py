@@ -7,8 +7,9 @@ model answer asks for belong to its turn. Every callback is async, so hooks
 run through the registry's ``a``-methods: sync and async hooks mix freely.
 The rules of the run contract live in ``hookreg._lifecycle``; this module
 only translates Strands' events. Per-run state lives in the provider, keyed by
-the invocation's ``invocation_state`` dict (never in it: Strands copies that
-dict into every streamed event), so one provider may serve several agents, one
+the agent and its invocation's ``invocation_state`` dict (never in it: Strands
+copies that dict into every streamed event, and a multi-agent orchestrator
+hands one dict to all its nodes), so one provider may serve several agents, one
 after the other or concurrently.
 
 Where each hook point runs:
@@ -105,7 +106,7 @@ import uuid
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final, Protocol, cast
 
 from hookreg import (
     FinishReason,
@@ -185,6 +186,16 @@ _FINISH = {
 
 _NOT_RUN: Final = "Tool call not run."
 """A cancel text of last resort: Strands ignores an empty ``cancel_tool`` and would run the tool."""
+
+
+class _Invocation(Protocol):
+    """What every Strands event and middleware context the provider handles says about its invocation."""
+
+    @property
+    def agent(self) -> Any: ...  # the agent running the invocation
+
+    @property
+    def invocation_state(self) -> dict[str, Any]: ...  # its per-invocation dict
 
 
 class ToolErrorResult(Exception):  # noqa: N818 -- it names what Strands returned, an error result
@@ -365,8 +376,10 @@ class HookregProvider:
                 )
                 raise HookTypeError(msg)
         self._agents: weakref.WeakSet[Any] = weakref.WeakSet()
-        # id(invocation_state) -> (that dict, its run): the dict is held so its id is not reused while the run lives
-        self._runs: dict[int, tuple[dict[str, Any], _Run]] = {}
+        # (id(agent), id(invocation_state)) -> (agent, that dict, its run): the key is both because Strands
+        # multi-agent orchestrators hand one invocation_state to every node, concurrently; they are held so
+        # their ids are not reused while the run lives
+        self._runs: dict[tuple[int, int], tuple[Any, dict[str, Any], _Run]] = {}
 
     def register_hooks(self, registry: StrandsHookRegistry, **kwargs: Any) -> None:
         """Subscribe to the Strands events the hook points map to (called by ``Agent``).
@@ -394,30 +407,32 @@ class HookregProvider:
         """Add the provider's middleware to the new agent."""
         self._serve(event.agent)
 
-    def _current(self, invocation_state: dict[str, Any]) -> _Run | None:
-        """The run of the invocation that owns `invocation_state`, or ``None`` outside an invocation."""
-        entry = self._runs.get(id(invocation_state))
-        return entry[1] if entry is not None and entry[0] is invocation_state else None
+    def _current(self, where: _Invocation) -> _Run | None:
+        """The run of the invocation `where` belongs to, or ``None`` outside an invocation."""
+        entry = self._runs.get((id(where.agent), id(where.invocation_state)))
+        if entry is None or entry[0] is not where.agent or entry[1] is not where.invocation_state:
+            return None
+        return entry[2]
 
-    def _run(self, invocation_state: dict[str, Any]) -> _Run:
+    def _run(self, where: _Invocation) -> _Run:
         """This invocation's run (a tool called outside an invocation gets a run of its own, not kept)."""
-        return self._current(invocation_state) or _Run(RunState(self.registry, RunContext()))
+        return self._current(where) or _Run(RunState(self.registry, RunContext()))
 
-    async def _end(self, invocation_state: dict[str, Any], outcome: RunOutcome, error: BaseException | None) -> None:
+    async def _end(self, where: _Invocation, outcome: RunOutcome, error: BaseException | None) -> None:
         """Fire ``on_session_end`` once and forget the run."""
-        run = self._current(invocation_state)
+        run = self._current(where)
         if run is not None:
-            del self._runs[id(invocation_state)]
+            del self._runs[id(where.agent), id(where.invocation_state)]
             await adrive(self.registry, run.state.end(outcome, error))
 
-    async def _abandoned(self, invocation_state: dict[str, Any], reason: object) -> None:
+    async def _abandoned(self, where: _Invocation, reason: object) -> None:
         """End the session of a run whose resumed pass never started (Strands abandoned the resume)."""
-        run = self._current(invocation_state)
+        run = self._current(where)
         if run is None:
             return
         # Strands calls this while handling the error that stopped the resume; its reason is only a summary
         error = sys.exception() or (reason if isinstance(reason, BaseException) else RuntimeError(str(reason)))
-        await self._end(invocation_state, outcome_for(error, run.state.turns), error)
+        await self._end(where, outcome_for(error, run.state.turns), error)
 
     async def before_invocation(self, event: BeforeInvocationEvent) -> None:
         """Start the session and gate the prompt; a continuation asked for by ``stop`` skips both.
@@ -426,19 +441,19 @@ class HookregProvider:
             StopRun: The prompt was denied, or a hook stopped the run.
         """
         self._serve(event.agent)  # an agent that got the provider after its initialisation
-        if event.messages is None or self._current(event.invocation_state) is not None:
+        if event.messages is None or self._current(event) is not None:
             return  # the deprecated structured_output_async (no messages), or a continuation
         context = RunContext(agent_name=getattr(event.agent, "name", None))
         state = RunState(self.registry, context, goal=_last_user_text(event.messages))
-        self._runs[id(event.invocation_state)] = (event.invocation_state, _Run(state))
+        self._runs[id(event.agent), id(event.invocation_state)] = (event.agent, event.invocation_state, _Run(state))
         try:
             outcome = await adrive(self.registry, state.start())
         except BaseException as error:
-            await self._end(event.invocation_state, outcome_for(error), error)
+            await self._end(event, outcome_for(error), error)
             raise
         if outcome is not None:
             stop = StopRun(outcome.reason)
-            await self._end(event.invocation_state, outcome, stop)
+            await self._end(event, outcome, stop)
             raise stop
 
     async def before_model_call(self, event: BeforeModelCallEvent) -> None:
@@ -447,7 +462,7 @@ class HookregProvider:
         Raises:
             StopRun: The turn was denied (the run ends ``stopped``).
         """
-        run = self._run(event.invocation_state)
+        run = self._run(event)
         if run.retrying:
             run.retrying = False
             return
@@ -554,7 +569,7 @@ class HookregProvider:
         Yields:
             The model call's events, unchanged.
         """
-        run = self._run(context.invocation_state)
+        run = self._run(context)
         run.specs = {spec["name"]: spec for spec in context.tool_specs}
         run.model, run.called = None, context.model
         if any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
@@ -580,7 +595,7 @@ class HookregProvider:
             async for event in next_fn(context):
                 yield event
         except BaseException as error:
-            run = self._current(context.invocation_state)
+            run = self._current(context)
             stop = _stop_in(error)
             if run is not None:
                 run.error = stop or error
@@ -624,7 +639,7 @@ class HookregProvider:
 
         Not for a failed model call.
         """
-        run = self._run(event.invocation_state)
+        run = self._run(event)
         if event.stop_response is None or run.state.ended:
             return
         message: Message = event.stop_response.message
@@ -668,7 +683,7 @@ class HookregProvider:
         """
         if isinstance(event.selected_tool, StructuredOutputTool):
             return  # Strands' own structured-output tool: not a user tool call, no tool point judges it
-        run = self._run(event.invocation_state)
+        run = self._run(event)
         use: ToolUse = event.tool_use
         call_id, name = str(use["toolUseId"]), use["name"]
         raw = run.malformed.pop(call_id, None)
@@ -708,7 +723,7 @@ class HookregProvider:
             raise event.exception
         if event.cancel_message is not None or isinstance(event.selected_tool, StructuredOutputTool):
             return
-        run = self._run(event.invocation_state)
+        run = self._run(event)
         use = event.tool_use
         args = use["input"] if isinstance(use["input"], Mapping) else {}
         call = ToolCallRequest(str(use["toolUseId"]), use["name"], args)
@@ -730,27 +745,26 @@ class HookregProvider:
         Raises:
             StopRun: A ``stop`` hook stopped the run.
         """
-        run = self._current(event.invocation_state)
+        run = self._current(event)
         if run is None:
             return
         result, turns = event.result, run.state.turns
         if run.error is not None:
-            await self._end(event.invocation_state, outcome_for(run.error, turns), run.error)
+            await self._end(event, outcome_for(run.error, turns), run.error)
             return
         if result is None:  # Strands ends the pass before its middleware sees why: the caller closed the stream
             reason = "the invocation ended without a result or an error: the caller closed its stream"
-            await self._end(event.invocation_state, RunOutcome(status="cancelled", reason=reason, turns=turns), None)
+            await self._end(event, RunOutcome(status="cancelled", reason=reason, turns=turns), None)
             return
         # a run Strands' structured-output tool ended stops on "tool_use" with the output: it completed
         if result.stop_reason in _COMPLETED:
             try:
                 feedback = await adrive(self.registry, run.state.stop(_text(result.message["content"])))
             except BaseException as error:
-                await self._end(event.invocation_state, outcome_for(error, turns), error)
+                await self._end(event, outcome_for(error, turns), error)
                 raise
             if feedback is not None:
-                state = event.invocation_state
-                _resume(event, feedback, lambda reason: self._abandoned(state, reason))
+                _resume(event, feedback, lambda reason: self._abandoned(event, reason))
                 return
             outcome = RunOutcome(status="completed", turns=turns)
         elif result.structured_output is not None:  # Strands' structured-output tool ended it (on "tool_use")
@@ -759,4 +773,4 @@ class HookregProvider:
             outcome = RunOutcome(status="cancelled", reason="cancelled by agent.cancel()", turns=turns)
         else:
             outcome = RunOutcome(status="stopped", reason=str(result.stop_reason), turns=turns)
-        await self._end(event.invocation_state, outcome, None)
+        await self._end(event, outcome, None)

@@ -13,6 +13,7 @@ from strands import Agent
 from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent
 from strands.hooks import HookRegistry as StrandsHookRegistry
 from strands.middleware import ExecuteToolContext, ExecuteToolStage, MiddlewareNext
+from strands.multiagent import GraphBuilder, Status
 from strands.types.content import Messages
 from strands.types.events import ToolResultEvent, TypedEvent
 from strands.types.streaming import StreamEvent
@@ -195,3 +196,26 @@ def test_a_resume_that_never_runs_ends_the_session(other: Callable[[], RefusesPa
     with pytest.raises(RuntimeError, match="pass refused"):
         agent("hi")
     assert [(ctx.outcome.status, ctx.outcome.reason) for ctx in ends] == [("failed", "RuntimeError: pass refused")]
+
+
+class PausingModel(ScriptedModel):
+    """A scripted model that yields to the event loop before answering, so concurrent agents interleave."""
+
+    async def stream(self, messages: Messages, *args: Any, **kwargs: Any) -> AsyncIterator[StreamEvent]:
+        await asyncio.sleep(0)
+        async for event in super().stream(messages, *args, **kwargs):
+            yield event
+
+
+def test_graph_nodes_running_together_are_sessions_of_their_own() -> None:
+    """A Graph hands one invocation_state to nodes that run concurrently: each node's agent is its own session."""
+    registry, starts, ends = HookRegistry(), list[str](), list[tuple[str, str]]()
+    registry.on_session_start(lambda ctx: starts.append(str(ctx.run.agent_name)))
+    registry.on_session_end(lambda ctx: ends.append((str(ctx.run.agent_name), ctx.outcome.status)))
+    provider, builder = HookregProvider(registry), GraphBuilder()
+    for name in ("a", "b"):
+        agent = Agent(name=name, model=PausingModel([name]), hooks=[provider], callback_handler=None)
+        builder.add_node(agent, name)
+        builder.set_entry_point(name)
+    assert builder.set_max_node_executions(2).build()("hi").status == Status.COMPLETED
+    assert (sorted(starts), sorted(ends)) == (["a", "b"], [("a", "completed"), ("b", "completed")])
