@@ -248,6 +248,7 @@ def _stop_in(error: BaseException) -> StopRun | None:
 
 
 _MODEL_POINTS = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
+_GATE_POINTS = (HookPoint.TRANSFORM_TOOL_INPUT, HookPoint.PRE_TOOL_CALL_DECIDE)
 _DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
 _UNSUPPORTED = ("temperature", "max_tokens", "additional_params", "messages")
 _CHOICES = {"auto": "auto", "any": "any", "required": "any"}
@@ -709,7 +710,10 @@ class HookregProvider:
             run.results[call_id] = event.cancel_tool
             return
         call = verdict.call
-        if call.tool_name != name or verdict.rewritten or call.args != args:
+        # a judged call's args are the gate's deep copy of what it approved: the tool gets that copy, so nothing
+        # edited in place later (a hook holding a nested value, another callback) changes what runs
+        judged = any(self.registry.has_hooks(point) for point in _GATE_POINTS)
+        if call.tool_name != name or judged:
             event.tool_use = cast("ToolUse", {**use, "name": call.tool_name, "input": dict(call.args)})
 
     async def after_tool_call(self, event: AfterToolCallEvent) -> None:
