@@ -17,6 +17,7 @@ from strands.multiagent import GraphBuilder, Status
 from strands.types.content import Messages
 from strands.types.events import ToolResultEvent, TypedEvent
 from strands.types.streaming import StreamEvent
+from test_strands import ScriptedModel, echo_tool
 
 from hookreg import (
     HookRegistry,
@@ -29,7 +30,6 @@ from hookreg import (
 )
 from hookreg.adapters.strands import HookregProvider
 from hookreg.testing.conformance import TOOL_NAME, RecordingTool
-from tests.adapters.test_strands import ScriptedModel, echo_tool
 
 
 def _allow_echo_only(ctx: PreToolCallDecideContext) -> HookResult:
