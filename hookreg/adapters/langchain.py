@@ -146,7 +146,7 @@ from hookreg._lifecycle import (
 
 __all__ = ["HookregMiddleware", "HookregState"]
 
-require_release("langchain", "langchain", (1, 2, 9))  # 1.2.9: AgentMiddleware with three type parameters
+require_release("langchain", "langchain", (1, 4, 10))  # the tested floor: HumanInTheLoopMiddleware modes
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse, hook_config

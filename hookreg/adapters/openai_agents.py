@@ -118,7 +118,7 @@ from hookreg._lifecycle import (
 
 __all__ = ["HookregRunHooks", "guard_tool", "guard_tools", "hookreg_run_hooks"]
 
-require_release("openai_agents", "openai-agents", (0, 21))  # 0.21: tool_not_found_behavior, agents.testing
+require_release("openai_agents", "openai-agents", (0, 23, 1))  # 0.23.1: evaluate_function_tool_approval
 
 try:
     from agents import (

@@ -1060,9 +1060,9 @@ def test_the_adapter_uses_no_private_framework_module() -> None:
 
 def test_too_old_langchain_is_refused_naming_the_version(monkeypatch: pytest.MonkeyPatch) -> None:
     """Importing the adapter with a langchain older than its floor raises ImportError naming the version needed."""
-    monkeypatch.setattr(importlib.metadata, "version", lambda name: "1.2.8")
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "1.4.9")
     monkeypatch.delitem(sys.modules, "hookreg.adapters.langchain")
-    with pytest.raises(ImportError, match=r"langchain 1\.2\.8 is installed, but the adapter needs langchain>=1\.2\.9"):
+    with pytest.raises(ImportError, match=r"langchain 1\.4\.9 is installed, but the adapter needs langchain>=1\.4\.10"):
         importlib.import_module("hookreg.adapters.langchain")
 
 

@@ -694,11 +694,11 @@ def test_turns_count_from_one_in_every_run_with_a_fresh_turn_scratchpad() -> Non
 
 def test_too_old_an_sdk_names_the_version_needed(monkeypatch: pytest.MonkeyPatch) -> None:
     """An openai-agents older than the floor makes the import raise ImportError naming the floor; the floor imports."""
-    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.20.0")
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.22.3")
     monkeypatch.delitem(sys.modules, "hookreg.adapters.openai_agents")
-    with pytest.raises(ImportError, match=r"openai-agents 0\.20\.0 is installed.*needs openai-agents>=0\.21"):
+    with pytest.raises(ImportError, match=r"openai-agents 0\.22\.3 is installed.*needs openai-agents>=0\.23\.1"):
         importlib.import_module("hookreg.adapters.openai_agents")
-    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.21.0")
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.23.1")
     assert importlib.import_module("hookreg.adapters.openai_agents").hookreg_run_hooks is not None
 
 
