@@ -50,6 +50,7 @@ __all__ = [
     "bind",
     "describe",
     "drive",
+    "error_text",
     "failed",
     "finish_reason",
     "gate",
@@ -610,7 +611,7 @@ def failed(  # noqa: PLR0913 -- the call, its error, and what the framework know
     """
     if kind is None:
         kind = ToolErrorKind.TIMEOUT if isinstance(error, TimeoutError) else ToolErrorKind.EXCEPTION
-    text = f"Error: {describe(error)}" if message is None else message
+    text = error_text(error) if message is None else message
     yield from _notify(
         registry,
         P.POST_TOOL_CALL_FAILURE,
@@ -635,6 +636,11 @@ def failed(  # noqa: PLR0913 -- the call, its error, and what the framework know
         )
         text = yield Dispatch("transform", P.ON_TOOL_ERROR, ctx)
     return text
+
+
+def error_text(error: BaseException) -> str:
+    """What the model reads of a failed tool when no ``on_tool_error`` hook rewrites it: ``"Error: <Type>: <text>"``."""
+    return f"Error: {describe(error)}"
 
 
 def unanswered(call_ids: Iterable[str], answered: Collection[str]) -> list[tuple[str, str]]:

@@ -76,7 +76,7 @@ from hookreg._lifecycle import (
     RunState,
     Validator,
     adrive,
-    describe,
+    error_text,
     failed,
     finish_reason,
     gate,
@@ -500,7 +500,7 @@ class HookregCapability(AbstractCapability[Any]):
             raise
         except Exception as exc:
             # the text `failed` starts on_tool_error from, held so that a chain of hooks returning None is seen
-            default = f"Error: {describe(exc)}"
+            default = error_text(exc)
             text = await self._failed(request, exc, default, started)
             if text is default:  # no on_tool_error hook, or none gave a text: pydantic-ai's own handling
                 raise
