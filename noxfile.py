@@ -1,8 +1,10 @@
-"""nox sessions: the slow tests (``nox -s slow``), the adapter tests at their frameworks' floors (``nox -s floors``)."""
+"""nox sessions: slow tests, adapter tests at the floors, the Claude Code corpus, the frameworks' own tests."""
 
 from __future__ import annotations
 
+import importlib
 import sys
+from pathlib import Path
 
 import nox
 
@@ -49,3 +51,23 @@ def claude_code(session: nox.Session) -> None:
         *session.posargs,
         env={"HOOKREG_CLAUDE_CODE": "full"},
     )
+
+
+def _transparency_frameworks() -> list[str]:
+    """The adapters whose framework's own tests tests/transparency runs (each has a ``transparency_<module>.py``)."""
+    return [a.module for a in ADAPTERS if (Path("tests/transparency") / f"transparency_{a.module}.py").is_file()]
+
+
+@nox.session
+@nox.parametrize("framework", _transparency_frameworks())
+def transparency(session: nox.Session, framework: str) -> None:
+    """Each framework's own tests without hookreg, with an empty registry and with pass-through hooks, compared.
+
+    ``nox -s transparency`` runs the files each ``tests/transparency/transparency_<module>.py`` lists in ``FILES``
+    (it says which and why); ``nox -s transparency -- --subset`` the smaller ``SUBSET`` that ``.ci/run`` runs.
+    """
+    sys.path.insert(0, "tests/transparency")
+    spec = importlib.import_module(f"transparency_{framework}")
+    extra = next(a.extra for a in ADAPTERS if a.module == framework)
+    session.install("-e", f".[{extra}]", "pytest-timeout>=2.3", *spec.TEST_REQUIREMENTS)
+    session.run("python", "tests/transparency/runner.py", framework, *session.posargs)
