@@ -514,12 +514,18 @@ def _resolve(
 ) -> Steps[GateResult]:
     """Transform and gate a valid call; settle an ``ask``; deny unless the verdict allows."""
     verdict, rewritten = HookResult.allow(), False
-    if registry.has_hooks(P.TRANSFORM_TOOL_INPUT) or registry.has_hooks(P.PRE_TOOL_CALL_DECIDE):
+    transforms = registry.has_hooks(P.TRANSFORM_TOOL_INPUT)
+    if transforms or registry.has_hooks(P.PRE_TOOL_CALL_DECIDE):
+        # With no input transform, every gate judges these very args: copied before the first gate
+        # runs, a later gate changing a nested value in place cannot change what executes.
+        judged = None if transforms else _approved(call.tool_name, call.args)
         ctx = PreToolCallDecideContext(tool_name=call.tool_name, args=call.args, call_id=call.call_id, run=run)
         resolution: ToolCallResolution = yield Dispatch("resolve_tool_call", P.PRE_TOOL_CALL_DECIDE, ctx)
         verdict, rewritten = resolution.result, resolution.rewritten
         if verdict.decision is not Decision.DENY:  # before the ask's hooks run: they could change what was approved
-            call = dataclasses.replace(call, args=_approved(call.tool_name, resolution.args))
+            if judged is None or rewritten:
+                judged = _approved(call.tool_name, resolution.args)
+            call = dataclasses.replace(call, args=judged)
         elif rewritten:
             call = dataclasses.replace(call, args=resolution.args)
     if verdict.decision is Decision.ASK:

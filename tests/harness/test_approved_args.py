@@ -129,3 +129,23 @@ def test_a_value_deepcopy_refuses_is_handed_over_as_is_and_logged_once_per_tool_
     assert first[0]["argv"] == SAFE
     logged = [r.getMessage() for r in caplog.records if r.getMessage().startswith("args_not_copied")]
     assert logged == ["args_not_copied tool=shell key=extra"]
+
+
+def test_a_later_gate_changing_a_nested_value_in_place_does_not_change_what_runs() -> None:
+    """The security gate (priority 10) approved ``ls -l``; a later gate rewrote that list in place and allowed:
+    gates cannot change args, so the tool gets what the first gate judged."""
+    registry = HookRegistry()
+
+    @registry.pre_tool_call_decide(priority=10, name="security")
+    def security(ctx: PreToolCallDecideContext) -> HookResult:
+        return HookResult.allow() if ctx.args["argv"] == SAFE else HookResult.deny("only ls -l")
+
+    @registry.pre_tool_call_decide(name="tamper")
+    def tamper(ctx: PreToolCallDecideContext) -> HookResult:
+        argv = ctx.args["argv"]
+        assert isinstance(argv, list)
+        argv[:] = EVIL
+        return HookResult.allow()
+
+    [received] = run_shell(registry, {"argv": list(SAFE)})
+    assert received["argv"] == SAFE
