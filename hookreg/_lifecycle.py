@@ -31,7 +31,7 @@ from hookreg._context import (
     UserPromptSubmitContext,
 )
 from hookreg._errors import HookTypeError, HookValueError, StopRun
-from hookreg._log import log
+from hookreg._log import HookFailure, collecting, log
 from hookreg._points import HookPoint
 from hookreg._registration import is_async
 from hookreg._results import Decision, FinishReason, HookResult, InvalidToolCallAction, ToolCallResolution
@@ -41,6 +41,7 @@ __all__ = [
     "STOPPED_NOTICE",
     "Dispatch",
     "GateResult",
+    "HookFailure",
     "RunState",
     "Steps",
     "Validator",
@@ -48,6 +49,7 @@ __all__ = [
     "aperform",
     "ask",
     "bind",
+    "collecting",
     "describe",
     "drive",
     "error_text",

@@ -17,22 +17,68 @@ sees it), bound to the same "hookreg" stdlib logger.
 any level once the application has imported it: until then nothing can have
 configured it, so its defaults hold (WARNING and above reach stderr, nothing
 below is emitted), and ``import hookreg`` stays light.
+
+Every ``hook_failed`` and ``hook_timed_out`` event is also appended, as a
+`HookFailure`, to the list `collecting` installed in the current context
+(whatever the log level), so a loop can tell its caller which hooks failed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
-from typing import TYPE_CHECKING, Any, Final
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 if TYPE_CHECKING:
     import logging
+    from collections.abc import Iterator
 
-__all__ = ["debug_enabled", "log", "render"]
+__all__ = ["HookFailure", "collecting", "debug_enabled", "log", "render"]
 
 _LEVELS: Final = {"debug": 10, "info": 20, "warning": 30, "error": 40}  # logging.DEBUG ... logging.ERROR
 # A value is written bare unless it is empty or holds a space, a quote, a backslash or an "=": then it is quoted.
 _ESCAPES: Final = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
+_FAILURES: Final = frozenset({"hook_failed", "hook_timed_out"})  # the events `collecting` collects
+
+
+class HookFailure(NamedTuple):
+    """One hook failure, as logged: where, which hook, and hookreg's own description of what went wrong.
+
+    Attributes:
+        point: The hook point's value (equal to its `HookPoint`), e.g. ``"pre_tool_call_decide"``.
+        hook: The hook's name.
+        error: What went wrong, in hookreg's words, never the exception's text:
+            ``"raised ValueError"``, ``"returned bool; expected HookResult"``, ``"timed out after 2.0 s"``.
+    """
+
+    point: str
+    hook: str
+    error: str
+
+
+_COLLECTOR: ContextVar[list[HookFailure] | None] = ContextVar("hookreg_failures", default=None)
+
+
+@contextlib.contextmanager
+def collecting(into: list[HookFailure]) -> Iterator[list[HookFailure]]:
+    """Append to `into` each hook failure logged in this context until exit (tasks started meanwhile included).
+
+    A nested ``collecting`` collects on its own until it exits; the outer list gets none of its failures.
+    """
+    token = _COLLECTOR.set(into)
+    try:
+        yield into
+    finally:
+        _COLLECTOR.reset(token)
+
+
+def _collect(event: str, fields: dict[str, Any]) -> None:
+    into = _COLLECTOR.get()
+    if into is not None:
+        error = fields["error"] if event == "hook_failed" else f"timed out after {fields['timeout']} s"
+        into.append(HookFailure(str(fields["point"]), str(fields["hook"]), error))
 
 
 @functools.cache
@@ -68,6 +114,8 @@ def log(level: str, event: str, *, exc_info: BaseException | None = None, **fiel
     `exc_info`, when given, is the exception whose traceback goes with the
     event: the record's ``exc_info``, or structlog's ``exc_info`` key.
     """
+    if event in _FAILURES:  # collected before any level check: silencing the logger does not hide them
+        _collect(event, fields)
     number = _LEVELS[level]
     if number < _LEVELS["warning"] and "logging" not in sys.modules:
         return  # logging's defaults: below WARNING, nothing is emitted

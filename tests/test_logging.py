@@ -21,7 +21,7 @@ from hookreg import (
     PreToolCallDecideContext,
     RequestPatch,
 )
-from hookreg._log import debug_enabled, log, render
+from hookreg._log import HookFailure, collecting, debug_enabled, log, render
 
 GATE: Final = HookPoint.PRE_TOOL_CALL_DECIDE
 SECRET = "sk-live-0123456789"
@@ -361,3 +361,17 @@ def test_patch_conflict_names_the_field_only() -> None:
 def _broken(ctx: object) -> NoReturn:
     """A hook that fails with ZeroDivisionError."""
     raise ZeroDivisionError
+
+
+def test_collecting_gathers_each_failure_logged_inside_it_and_nothing_after() -> None:
+    """hook_failed and hook_timed_out become HookFailures in the innermost collecting; other events do not."""
+    outer: list[HookFailure] = []
+    inner: list[HookFailure] = []
+    with collecting(outer):
+        log("warning", "hook_failed", point="post_tool_call", hook="a", exc_type="KeyError", error="raised KeyError")
+        with collecting(inner):
+            log("warning", "hook_timed_out", point="notification", hook="b", timeout=2.5)
+        log("info", "hook_denied", point="pre_tool_call_decide", hook="c", reason="no")
+    log("error", "hook_failed", point="stop", hook="d", exc_type="OSError", error="raised OSError")
+    assert outer == [HookFailure("post_tool_call", "a", "raised KeyError")]
+    assert inner == [HookFailure("notification", "b", "timed out after 2.5 s")]

@@ -67,7 +67,15 @@ and a failing ``on_session_end`` observer never replaces the exception (or
 cancellation, or Ctrl-C) that is ending the run.
 """
 
-from hookreg.harness._loop import STOPPED_AFTER_RUN, Harness, RunFinished, RunResult, StreamItem, TurnRetried
+from hookreg.harness._loop import (
+    STOPPED_AFTER_RUN,
+    Harness,
+    HookFailure,
+    RunFinished,
+    RunResult,
+    StreamItem,
+    TurnRetried,
+)
 from hookreg.harness._model import (
     Model,
     ModelChunk,
@@ -85,6 +93,7 @@ from hookreg.harness._tools import Tool
 __all__ = [
     "STOPPED_AFTER_RUN",
     "Harness",
+    "HookFailure",
     "Model",
     "ModelChunk",
     "ModelRequest",

@@ -54,10 +54,12 @@ from hookreg import (
 )
 from hookreg._lifecycle import (
     Dispatch,
+    HookFailure,
     RunState,
     Steps,
     aperform,
     bind,
+    collecting,
     describe,
     failed,
     finish_reason,
@@ -81,7 +83,7 @@ from hookreg.harness._model import (
 )
 from hookreg.harness._tools import Tool
 
-__all__ = ["STOPPED_AFTER_RUN", "Harness", "RunFinished", "RunResult", "StreamItem", "TurnRetried"]
+__all__ = ["STOPPED_AFTER_RUN", "Harness", "HookFailure", "RunFinished", "RunResult", "StreamItem", "TurnRetried"]
 
 P = HookPoint
 
@@ -97,12 +99,16 @@ class RunResult:
         output: The last accepted answer text.
         history: The conversation, as the model saw it last (after compaction).
         run: The run's context at its last turn.
+        failures: Every hook that failed during the run (its subagents' runs included), in order:
+            a failing gate denies, so a run whose calls were all refused by a broken gate
+            still ends ``completed``, and this says why.
     """
 
     outcome: RunOutcome
     output: str
     history: tuple[Message, ...]
     run: RunContext
+    failures: tuple[HookFailure, ...] = ()
 
 
 @final
@@ -196,7 +202,7 @@ async def _aperform(op: _Op) -> object:
         return await result  # type: ignore[misc]  # an async tool returns an awaitable
 
 
-def _drive(steps: _Steps) -> Generator[StreamItem, None, None]:
+def _drive(steps: _Steps, failures: list[HookFailure]) -> Generator[StreamItem, None, None]:
     """Run the loop synchronously, yielding what it emits, then `RunFinished`."""
     reply: object = None
     error: BaseException | None = None
@@ -217,12 +223,13 @@ def _drive(steps: _Steps) -> Generator[StreamItem, None, None]:
                     closed, error = True, exc
             continue
         try:
-            reply = _perform(op)
+            with collecting(failures):
+                reply = _perform(op)
         except BaseException as exc:  # noqa: BLE001 -- thrown into the loop, which ends the run and re-raises
             error = exc
 
 
-async def _adrive(steps: _Steps) -> AsyncGenerator[StreamItem, None]:
+async def _adrive(steps: _Steps, failures: list[HookFailure]) -> AsyncGenerator[StreamItem, None]:
     """Run the loop, awaiting what it asks for, yielding what it emits, then `RunFinished`."""
     reply: object = None
     error: BaseException | None = None
@@ -243,7 +250,8 @@ async def _adrive(steps: _Steps) -> AsyncGenerator[StreamItem, None]:
                     closed, error = True, exc
             continue
         try:
-            reply = await _aperform(op)
+            with collecting(failures):
+                reply = await _aperform(op)
         except BaseException as exc:  # noqa: BLE001 -- thrown into the loop, which ends the run and re-raises
             error = exc
 
@@ -270,6 +278,7 @@ class _State:
     life: RunState
     history: list[Message]
     streaming: bool
+    failures: list[HookFailure]  # shared with the driver, which collects into it; subagents' runs append too
     model_calls: int = 0
     output: str = ""
     tools_offered: frozenset[str] = field(default_factory=frozenset)
@@ -378,14 +387,14 @@ class Harness:
     def run(self, goal: str) -> RunResult:
         """Run the agent on `goal` to the end and return the result."""
         self._refuse_async_tools("run")
-        for item in _drive(self._steps(goal, streaming=False)):
+        for item in _drive(*self._started(goal, streaming=False)):
             if isinstance(item, RunFinished):
                 return item.result
         raise AssertionError("unreachable: the driver always ends with RunFinished")  # pragma: no cover
 
     async def arun(self, goal: str) -> RunResult:
         """Run the agent on `goal` to the end, awaiting async hooks and tools."""
-        async for item in _adrive(self._steps(goal, streaming=False)):
+        async for item in _adrive(*self._started(goal, streaming=False)):
             if isinstance(item, RunFinished):
                 return item.result
         raise AssertionError("unreachable: the driver always ends with RunFinished")  # pragma: no cover
@@ -396,11 +405,11 @@ class Harness:
         Closing the stream early ends the run as ``cancelled`` (``on_session_end`` fires).
         """
         self._refuse_async_tools("stream")
-        return _drive(self._steps(goal, streaming=True))
+        return _drive(*self._started(goal, streaming=True))
 
     def astream(self, goal: str) -> AsyncGenerator[StreamItem, None]:
         """The async twin of `stream`."""
-        return _adrive(self._steps(goal, streaming=True))
+        return _adrive(*self._started(goal, streaming=True))
 
     def _refuse_async_tools(self, method: str) -> None:
         for tool in self.tools.values():
@@ -427,11 +436,19 @@ class Harness:
         if self.registry.has_hooks(point):
             yield Dispatch("notify", point, ctx, self.registry)
 
-    def _steps(self, goal: str, *, streaming: bool, parent: RunContext | None = None) -> _Steps:
-        """The whole run, as operations for a driver; returns the `RunResult`."""
+    def _started(self, goal: str, *, streaming: bool) -> tuple[_Steps, list[HookFailure]]:
+        """A top-level run's operations, and the list its driver collects the run's hook failures into."""
+        failures: list[HookFailure] = []
+        return self._steps(goal, streaming=streaming, failures=failures), failures
+
+    def _steps(
+        self, goal: str, *, streaming: bool, failures: list[HookFailure], parent: RunContext | None = None
+    ) -> _Steps:
+        """The whole run, as operations for a driver collecting into `failures`; returns the `RunResult`."""
         run = RunContext(depth=0 if parent is None else parent.depth + 1, agent_name=self.name, is_streaming=streaming)
         life = RunState(self.registry, run, goal)
-        state = _State(life=life, history=[Message("user", goal)], streaming=streaming)
+        state = _State(life=life, history=[Message("user", goal)], streaming=streaming, failures=failures)
+        first = len(failures)  # a subagent's run shares its parent's list: its own failures start here
         try:
             outcome = yield from self._session(state)
         except StopRun as stop:
@@ -441,7 +458,13 @@ class Harness:
             yield from self._hooks(life.end(outcome_for(exc, state.model_calls), exc))
             raise
         yield from self._hooks(life.end(outcome))
-        return RunResult(outcome=outcome, output=state.output, history=tuple(state.history), run=state.run)
+        return RunResult(
+            outcome=outcome,
+            output=state.output,
+            history=tuple(state.history),
+            run=state.run,
+            failures=tuple(failures[first:]),
+        )
 
     def _session(self, state: _State) -> Generator[_Op, Any, RunOutcome]:
         with self._setup_lock:
@@ -656,7 +679,7 @@ class Harness:
         result: RunResult | None = None
         error: Exception | None = None
         try:
-            result = yield from harness._steps(goal, streaming=False, parent=run)
+            result = yield from harness._steps(goal, streaming=False, failures=state.failures, parent=run)
             outcome = result.outcome
         except Exception as exc:  # noqa: BLE001 -- the subagent's failure is this tool call's error
             error = exc
