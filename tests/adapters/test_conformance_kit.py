@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from dataclasses import dataclass, field
 
 import pytest
+import structlog
 
 from hookreg import (
     Decision,
@@ -313,3 +314,21 @@ def test_reference_tool_echoes_records_and_fails_on_fail() -> None:
     with pytest.raises(RuntimeError, match="echo failed"):
         tool(text="fail")
     assert tool.calls == [{"text": "x"}, {"text": "fail"}]
+
+
+@pytest.mark.parametrize("through_structlog", [False, True], ids=["stdlib", "structlog"])
+def test_a_passing_run_prints_nothing_where_logging_is_not_set_up(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, through_structlog: bool
+) -> None:
+    """With no log handler, a passing kit run prints nothing, also through structlog; another failure still prints."""
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])  # no handler: Python's last resort prints to stderr
+    if through_structlog:
+        structlog.configure()  # the conftest fixture resets it after the test
+    for scenario, streamed in run_contract_cases(HarnessFramework()):
+        scenario.check(HarnessFramework(), streamed=streamed)
+    assert capsys.readouterr() == ("", "")
+
+    registry = HookRegistry()
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: 1 / 0, name="app-gate")
+    registry.decide(HookPoint.PRE_TOOL_CALL_DECIDE, PreToolCallDecideContext(tool_name="echo", args={}, call_id="c"))
+    assert "hook_failed" in capsys.readouterr().err
