@@ -329,6 +329,10 @@ def test_a_passing_run_prints_nothing_where_logging_is_not_set_up(
     assert capsys.readouterr() == ("", "")
 
     registry = HookRegistry()
-    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: 1 / 0, name="app-gate")
+
+    @registry.pre_tool_call_decide(name="app-gate")
+    def app_gate(ctx: PreToolCallDecideContext) -> HookResult:
+        raise ConnectionError
+
     registry.decide(HookPoint.PRE_TOOL_CALL_DECIDE, PreToolCallDecideContext(tool_name="echo", args={}, call_id="c"))
     assert "hook_failed" in capsys.readouterr().err
