@@ -169,8 +169,9 @@ class Registration:
             >>> try:
             ...     hook.check_return(False)
             ... except HookReturnError as exc:
-            ...     print(exc)
-            Hook 'gate' at pre_tool_call_decide returned bool; expected HookResult. Return one of the expected values.
+            ...     print(str(exc).replace(": ", ":\\n"))
+            Cannot use what hook 'gate' returned at pre_tool_call_decide:
+            it returned bool; expected HookResult. Return a value of type HookResult instead.
         """
         if not POINTS[self.point].accepts(value):
             raise wrong_return(POINTS[self.point], self, value)
@@ -200,12 +201,15 @@ def wrong_return(spec: PointSpec, reg: Registration, value: object) -> HookRetur
     """Build the error for hook `reg` returning `value`, which its point `spec` does not accept."""
     import inspect  # noqa: PLC0415 -- on first use, see the imports
 
-    hint = "Return one of the expected values."
+    hint = f"Return a value of type {spec.expected} instead."
     if inspect.isawaitable(value):
         if isinstance(value, Coroutine):  # a native one, or an a-method's (hookreg._dispatch.DispatchCoroutine)
             value.close()  # never awaited: close it so Python does not warn later
-        hint = "It returned an awaitable from a sync callable: make it an async def, or return the value."
-    msg = f"Hook {reg.name!r} at {spec.point} returned {type(value).__name__}; expected {spec.expected}. {hint}"
+        hint = "It is an awaitable from a sync callable: make it an async def, or return the value itself."
+    msg = (
+        f"Cannot use what hook {reg.name!r} returned at {spec.point}: "
+        f"it returned {type(value).__name__}; expected {spec.expected}. {hint}"
+    )
     return HookReturnError(msg, point=spec.point, callback=reg.callback, returned_type=type(value))
 
 
