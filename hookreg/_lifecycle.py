@@ -6,12 +6,14 @@ import contextlib
 import dataclasses
 import importlib.metadata
 import json
-from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias, TypeVar, final
 
 from hookreg._context import (
     InvalidToolCallContext,
+    ModelSelectContext,
+    ModelTurnFinishedContext,
     NotificationContext,
     OnInteractionContext,
     OnSessionEndContext,
@@ -20,11 +22,16 @@ from hookreg._context import (
     PermissionDeniedContext,
     PostToolCallContext,
     PostToolCallFailureContext,
+    PostTurnContext,
+    PreModelCallContext,
     PreToolCallDecideContext,
     PreTurnContext,
+    ReasoningDeltaContext,
     RunContext,
     RunOutcome,
     StopContext,
+    TextDeltaContext,
+    ToolCallDeltaContext,
     ToolCallRequest,
     ToolErrorKind,
     TransformToolResultContext,
@@ -34,11 +41,21 @@ from hookreg._errors import HookTypeError, HookValueError, StopRun
 from hookreg._log import HookFailure, collecting, log
 from hookreg._points import HookPoint
 from hookreg._registration import is_async
-from hookreg._results import Decision, FinishReason, HookResult, InvalidToolCallAction, ToolCallResolution
+from hookreg._results import (
+    Decision,
+    FinishReason,
+    HookResult,
+    InvalidToolCallAction,
+    Message,
+    RequestPatch,
+    ToolCallResolution,
+    TurnAction,
+)
 from hookreg._surface import HookRegistry
 
 __all__ = [
     "STOPPED_NOTICE",
+    "Deltas",
     "Dispatch",
     "GateResult",
     "HookFailure",
@@ -782,6 +799,91 @@ class RunState:
         self.continuations += 1
         return verdict.reason or f"Keep going: {_by(verdict)} did not let the run stop."
 
+    def model_call(
+        self, base: RequestPatch, default_model: str, history: Callable[[], Sequence[Message]]
+    ) -> Steps[tuple[RequestPatch, str]]:
+        """Before a model call of the current turn: ``pre_model_call`` merges the patch, ``model_select`` picks.
+
+        Args:
+            base: The call as the loop would make it, ``RequestPatch(active_tools=<the tools offered>)``.
+            default_model: The name of the model the call would go to.
+            history: Builds the messages ``pre_model_call`` shows; called only when a hook listens there.
+
+        Returns:
+            The patch for this call (`base` itself when no hook listens) and the name of the model it goes to
+            (`default_model` when no hook picked another). The loop applies both to this very call.
+        """
+        registry, run = self.registry, self.run
+        patch = base
+        if registry.has_hooks(P.PRE_MODEL_CALL):
+            ctx = PreModelCallContext(prompt=self.goal, history=history(), turn=run.turn, patch=base, run=run)
+            patch = yield Dispatch("transform", P.PRE_MODEL_CALL, ctx)
+        name = default_model
+        if registry.has_hooks(P.MODEL_SELECT):
+            select = ModelSelectContext(default_model=default_model, selected_model=default_model, patch=patch, run=run)
+            name = yield Dispatch("transform", P.MODEL_SELECT, select)
+        return patch, name
+
+    def answered(  # noqa: PLR0913 -- what the model answered, as model_turn_finished shows it
+        self,
+        text: str,
+        tool_calls: Sequence[ToolCallRequest],
+        *,
+        raw_finish_reason: str | None,
+        normalised: str | None = None,
+        max_tokens: int | None = None,
+        usage: Mapping[str, int] | None = None,
+        message_id: str | None = None,
+        model: str | None = None,
+    ) -> Steps[TurnAction]:
+        """The model answered: ``model_turn_finished`` decides; an accepted answer then fires ``post_turn``.
+
+        Args:
+            text: The answer's text.
+            tool_calls: The calls it asks for.
+            raw_finish_reason: The provider's own spelling of why it stopped.
+            normalised: A spelling `finish_reason` maps, when the framework normalised it already
+                (default: `raw_finish_reason`).
+            max_tokens: The output cap the call was made with.
+            usage: Token counts.
+            message_id: The provider's id of the answer.
+            model: The model that answered.
+
+        Returns:
+            ``continue`` (also when no hook listens), or ``repeat`` / ``feedback`` for an answer that called no
+            tool: the loop drops the answer (``repeat``) or keeps it and adds the feedback as a user message.
+
+        Raises:
+            HookValueError: A hook asked to retry an answer that called tools (they would be lost).
+        """
+        registry, run = self.registry, self.run
+        action = _CONTINUE
+        if registry.has_hooks(P.MODEL_TURN_FINISHED):
+            ctx = ModelTurnFinishedContext(
+                turn=run.turn,
+                text=text,
+                tool_calls=tool_calls,
+                finish_reason=finish_reason(raw_finish_reason if normalised is None else normalised),
+                raw_finish_reason=raw_finish_reason,
+                max_tokens=max_tokens,
+                usage=usage or {},
+                message_id=message_id,
+                model=model,
+                run=run,
+            )
+            action = yield Dispatch("decide", P.MODEL_TURN_FINISHED, ctx)
+            if action.kind != "continue" and tool_calls:
+                raise refused_retry(run.turn, action.decided_by, [call.tool_name for call in tool_calls])
+        if action.kind == "continue":
+            yield from _notify(
+                registry, P.POST_TURN, lambda: PostTurnContext(turn=run.turn, response_text=text, run=run)
+            )
+        return action
+
+    def deltas(self) -> Deltas:
+        """The delta points of one streamed model call of the current turn."""
+        return Deltas(self.registry, self.run)
+
     def end(self, outcome: RunOutcome, error: BaseException | None = None) -> Steps[None]:
         """Fire ``on_session_end`` with `outcome`, once per run whatever the path (later calls do nothing).
 
@@ -812,3 +914,47 @@ class RunState:
     def end_with(self, error: BaseException) -> Steps[None]:
         """`end` with the outcome of `error` (`outcome_for`); the caller re-raises `error` afterwards."""
         return self.end(outcome_for(error, self.turns), error)
+
+
+_CONTINUE: Final = TurnAction.continue_run()
+
+
+class Deltas:
+    """The delta points of one streamed model call: each fires with the text aggregated so far in this call.
+
+    Build one per model call (`RunState.deltas`); blocking calls fire none (DESIGN §1).
+    """
+
+    __slots__ = ("_reasoning", "_registry", "_run", "_text")
+
+    def __init__(self, registry: HookRegistry, run: RunContext) -> None:
+        """Aggregate from nothing, for `run`'s current turn."""
+        self._registry, self._run = registry, run
+        self._text = self._reasoning = ""
+
+    def text(self, delta: str) -> Steps[None]:
+        """``text_delta``: more answer text."""
+        self._text += delta
+        aggregated, run = self._text, self._run
+        yield from _notify(
+            self._registry, P.TEXT_DELTA, lambda: TextDeltaContext(delta=delta, aggregated=aggregated, run=run)
+        )
+
+    def reasoning(self, delta: str) -> Steps[None]:
+        """``reasoning_delta``: more reasoning text."""
+        self._reasoning += delta
+        aggregated, run = self._reasoning, self._run
+        yield from _notify(
+            self._registry,
+            P.REASONING_DELTA,
+            lambda: ReasoningDeltaContext(delta=delta, aggregated=aggregated, run=run),
+        )
+
+    def tool_call(self, call_id: str, tool_name: str | None, delta: str) -> Steps[None]:
+        """``tool_call_delta``: more of a tool call's arguments (`tool_name` ``None`` when not known yet)."""
+        run = self._run
+        yield from _notify(
+            self._registry,
+            P.TOOL_CALL_DELTA,
+            lambda: ToolCallDeltaContext(call_id=call_id, tool_name=tool_name, delta=delta, run=run),
+        )

@@ -22,6 +22,8 @@ The order points fire in, for one run::
             model_turn_finished finish_reason (FinishReason), raw_finish_reason, message_id, model;
                                 repeat / retry_with_feedback: another attempt
                                 (refused when the answer carries tool calls)
+        post_turn               the answer is accepted (before its tool calls run, as in
+                                every adapter: frameworks have no point after a turn's tools)
         each tool call, in order:
             invalid_tool_call   unknown tool, tool not offered this turn, arguments that are not
                                 a JSON object (ModelResponse.raw_arguments) or do not fit the
@@ -38,7 +40,6 @@ The order points fire in, for one run::
                                 on failure (kind EXCEPTION, NOT_FOUND, INVALID_ARGS, TIMEOUT)
             transform_tool_result, post_tool_call
                                 on success
-        post_turn
         stop                    only after an answer without tool calls;
                                 deny: its reason becomes a user message and the run goes on;
                                 ask: on_interaction decides whether to stop

@@ -32,14 +32,9 @@ from hookreg import (
     HookTypeError,
     HookValueError,
     Message,
-    ModelSelectContext,
-    ModelTurnFinishedContext,
     NotificationContext,
     OnCompactionContext,
-    PostTurnContext,
     PreCompactContext,
-    PreModelCallContext,
-    ReasoningDeltaContext,
     RequestPatch,
     RunContext,
     RunOutcome,
@@ -47,8 +42,6 @@ from hookreg import (
     StopRun,
     SubagentStartContext,
     SubagentStopContext,
-    TextDeltaContext,
-    ToolCallDeltaContext,
     ToolCallRequest,
     TurnAction,
 )
@@ -62,12 +55,10 @@ from hookreg._lifecycle import (
     collecting,
     describe,
     failed,
-    finish_reason,
     gate,
     outcome_for,
     perform,
     present,
-    refused_retry,
     succeeded,
     unanswered,
 )
@@ -491,7 +482,6 @@ class Harness:
             yield from self._notify(P.NOTIFICATION, NotificationContext(message=f"run ended: {reason}", run=run))
             return RunOutcome(status="failed", reason=reason, turns=state.model_calls)
         yield from self._tool_calls(state, response)
-        yield from self._notify(P.POST_TURN, PostTurnContext(turn=run.turn, response_text=response.text, run=run))
         if not response.tool_calls:
             feedback = yield from self._hooks(state.life.stop(response.text))
             if feedback is None:
@@ -502,30 +492,23 @@ class Harness:
 
     def _answer(self, state: _State) -> Generator[_Op, Any, ModelResponse | None]:
         """Call the model until `model_turn_finished` accepts an answer; ``None`` when out of turns."""
-        reg, run = self.registry, state.run
+        life = state.life
         while state.model_calls < self.max_turns:
             state.model_calls += 1
             base = RequestPatch(active_tools=frozenset(self.tools))
-            ctx = PreModelCallContext(prompt=state.life.goal, history=state.history, turn=run.turn, patch=base, run=run)
-            patch: RequestPatch = yield Dispatch("transform", P.PRE_MODEL_CALL, ctx, reg)
-            name = self.model.name
-            select = ModelSelectContext(default_model=name, selected_model=name, patch=patch, run=run)
-            model_name: str = yield Dispatch("transform", P.MODEL_SELECT, select, reg)
+            patch, model_name = yield from self._hooks(life.model_call(base, self.model.name, lambda: state.history))
             request = self._request(state, patch, model_name)
             response = yield from self._call_model(state, request)
-            finished = ModelTurnFinishedContext(
-                turn=run.turn,
-                text=response.text,
-                tool_calls=response.tool_calls,
-                finish_reason=finish_reason(response.finish_reason),
+            answered = life.answered(
+                response.text,
+                response.tool_calls,
                 raw_finish_reason=response.finish_reason,
                 max_tokens=request.max_tokens,
                 usage=response.usage,
                 message_id=response.message_id,
                 model=response.model or request.model,
-                run=run,
             )
-            action: TurnAction = yield Dispatch("decide", P.MODEL_TURN_FINISHED, finished, reg)
+            action: TurnAction = yield from self._hooks(answered)
             if action.kind == "continue":
                 state.tools_offered = frozenset(request.tools)
                 state.output = response.text
@@ -541,10 +524,8 @@ class Harness:
                     for call in response.tool_calls
                 )
                 return response
-            if response.tool_calls:
-                raise refused_retry(run.turn, action.decided_by, [call.tool_name for call in response.tool_calls])
             if state.streaming:
-                yield _Emit(TurnRetried(run.turn, action.kind))
+                yield _Emit(TurnRetried(life.run.turn, action.kind))
             if action.kind == "feedback":
                 if response.text:  # an empty rejected answer adds nothing to the conversation (as rig)
                     state.history.append(Message("assistant", response.text))
@@ -566,28 +547,25 @@ class Harness:
 
     def _call_model(self, state: _State, request: ModelRequest) -> Generator[_Op, Any, ModelResponse]:
         """Stream one answer; in streaming runs, fire the delta points and emit the deltas."""
-        run = state.run
         stream = yield _OpenStream(self.model, request)
-        text = reasoning = ""
+        deltas = state.life.deltas()
         while True:
             chunk: ModelChunk | None = yield _NextChunk(stream)
             if isinstance(chunk, ModelResponse):
                 return chunk
             if chunk is None:
-                msg = f"Cannot finish turn {run.turn}: the stream of {self.model!r} ended without a ModelResponse."
+                msg = (
+                    f"Cannot finish turn {state.run.turn}: the stream of {self.model!r} ended without a ModelResponse."
+                )
                 raise HookValueError(msg)
             if not state.streaming:
                 continue
             if isinstance(chunk, TextDelta):
-                text += chunk.text
-                yield from self._notify(P.TEXT_DELTA, TextDeltaContext(delta=chunk.text, aggregated=text, run=run))
+                yield from self._hooks(deltas.text(chunk.text))
             elif isinstance(chunk, ReasoningDelta):
-                reasoning += chunk.text
-                ctx = ReasoningDeltaContext(delta=chunk.text, aggregated=reasoning, run=run)
-                yield from self._notify(P.REASONING_DELTA, ctx)
+                yield from self._hooks(deltas.reasoning(chunk.text))
             else:
-                ctx2 = ToolCallDeltaContext(call_id=chunk.call_id, tool_name=chunk.tool_name, delta=chunk.args, run=run)
-                yield from self._notify(P.TOOL_CALL_DELTA, ctx2)
+                yield from self._hooks(deltas.tool_call(chunk.call_id, chunk.tool_name, chunk.args))
             yield _Emit(chunk)
 
     def _tool_calls(self, state: _State, response: ModelResponse) -> _Step:

@@ -18,6 +18,7 @@ TOOLS_TURN = [
     "model_select",
     "<deltas 1>",
     "model_turn_finished",
+    "post_turn",  # the answer is accepted: before its tool calls run, as in every adapter
     # shell ls: rewritten, allowed, result shortened
     "transform_tool_input",
     "pre_tool_call_decide",
@@ -60,7 +61,6 @@ TOOLS_TURN = [
     "subagent_stop",
     "transform_tool_result",
     "post_tool_call",
-    "post_turn",
     "pre_compact",
     "on_compaction",
 ]

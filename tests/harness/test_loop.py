@@ -172,7 +172,7 @@ def test_invalid_calls_fail_through_the_tool_error_points(
     model = ScriptedModel([ScriptedTurn(tool_calls=[call]), ScriptedTurn(text="sorry")])
     result = drive(Harness(model, [echo], registry), "go")
     fired = [p for p in points(seen) if not p.endswith("_delta")]
-    assert fired[7:10] == ["invalid_tool_call", "post_tool_call_failure", "on_tool_error"]
+    assert fired[8:11] == ["invalid_tool_call", "post_tool_call_failure", "on_tool_error"]  # after post_turn
     error = last(seen, HookPoint.ON_TOOL_ERROR)
     assert isinstance(error, OnToolErrorContext)
     assert error.kind is kind
