@@ -102,6 +102,7 @@ class Registration:
 
     __slots__ = (
         "_async_path",
+        "_lambda_spot",
         "_matcher",
         "_order",
         "_registry",
@@ -126,6 +127,7 @@ class Registration:
     timeout: float | None
     is_async: bool
     _async_path: Callable[[Any], Any] | None  # what the async surface awaits: see _async_path_of
+    _lambda_spot: tuple[str, str, int, int] | None  # see _lambda_spot
     _matcher: Callable[[Any], bool] | None
     _order: int
     _registry: Owner | None
@@ -404,6 +406,38 @@ def _rerun_key(fn: object) -> tuple[str, str] | None:
     return module, qualname
 
 
+def _lambda_spot(fn: object) -> tuple[str, str, int, int] | None:
+    """A lambda's ``(__module__, __qualname__, line, column of its body)``: where a re-run cell defines it again.
+
+    ``None`` for anything but a lambda. Two lambdas on one line differ by column.
+    """
+    if not isinstance(fn, types.LambdaType) or not fn.__qualname__.endswith("<lambda>"):
+        return None
+    # The first instruction is RESUME, at the lambda keyword; the body's first instruction comes next.
+    _, (line, _, column, _) = itertools.islice(fn.__code__.co_positions(), 2)
+    return str(fn.__module__), fn.__qualname__, line or 0, column or 0
+
+
+def _warn_if_rerun_lambda(hooks: list[Registration], fn: types.FunctionType, stacklevel: int) -> None:
+    """Warn when `fn` is a lambda a re-run cell made again: same place as a registered one, another code object.
+
+    A loop or a factory makes its lambdas from one code object: those are distinct hooks, on purpose.
+    """
+    spot = _lambda_spot(fn)
+    if spot is None:
+        return
+    code = fn.__code__
+    same = (r for r in hooks if r._lambda_spot == spot)  # noqa: SLF001 -- own class
+    twin = next((r for r in same if getattr(r.callback, "__code__", None) is not code), None)
+    if twin is not None:
+        msg = (
+            f"A lambda defined at the same place (line {spot[2]}) is already registered at {twin.point} as "
+            f"{twin.name!r}: re-running its cell registers a second hook. Pass name= (the same on every run) "
+            "to replace it instead, or a distinct name= to keep both."
+        )
+        warnings.warn(msg, DuplicateHookWarning, stacklevel=stacklevel)
+
+
 def predecessor(hooks: list[Registration], fn: object, name: str | None, stacklevel: int) -> Registration | None:
     """The registration that registering `fn` as `name` replaces, if any (DESIGN §4, Replacement).
 
@@ -411,7 +445,8 @@ def predecessor(hooks: list[Registration], fn: object, name: str | None, stackle
     a module-level function replaces the earliest hook whose callback is
     another function of the same ``__module__`` and ``__qualname__``: the
     same cell run again, edited or not. The very same callable registered
-    again is not replaced but registered twice, with a warning.
+    again is not replaced but registered twice, with a warning; so is a lambda
+    a re-run cell defined again (`_warn_if_rerun_lambda`).
     """
     if name is not None:
         return next((r for r in hooks if r.name == name), None)
@@ -428,6 +463,8 @@ def predecessor(hooks: list[Registration], fn: object, name: str | None, stackle
         return None
     key = _rerun_key(fn)
     if key is None:
+        if isinstance(fn, types.FunctionType):
+            _warn_if_rerun_lambda(hooks, fn, stacklevel + 1)
         return None
     return next((r for r in hooks if r._rerun_key == key), None)  # noqa: SLF001 -- own class
 
@@ -526,6 +563,7 @@ def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each w
         _order=next(_ORDER),
         _registry=owner,
         _rerun_key=_rerun_key(fn),
+        _lambda_spot=_lambda_spot(fn),
         _returns_none=point.style is HookStyle.OBSERVE and returns_only_none(fn),
     )
 

@@ -44,6 +44,14 @@ warned.clear()
 
 SAME_OBJECT_AGAIN = "registry.pre_tool_call_decide(no_rm)"
 
+# A lambda cannot be replaced by name on a re-run (it has none of its own): the re-run warns.
+LAMBDA_CELL = "registry.register(HookPoint.POST_TURN, lambda ctx: None)"
+
+LAMBDA_REPORT = """\
+print(json.dumps({"hooks": len(registry.callbacks(HookPoint.POST_TURN)), "warnings": warned}))
+warned.clear()
+"""
+
 # The cells, run in order in one kernel: the gate cell, then the same cell edited and re-run,
 # then re-run unchanged, then the very same function object registered a second time; after
 # each, a cell prints how many hooks there are, which reason decides and what warned.
@@ -57,6 +65,10 @@ CELLS = {
     "after unchanged re-run": REPORT,
     "same object again": SAME_OBJECT_AGAIN,
     "after same object again": REPORT,
+    "lambda cell": LAMBDA_CELL,
+    "after lambda cell": LAMBDA_REPORT,
+    "lambda cell re-run": LAMBDA_CELL,
+    "after lambda cell re-run": LAMBDA_REPORT,
 }
 
 
@@ -113,3 +125,9 @@ def test_the_same_function_object_again_registers_twice_with_a_warning(outputs: 
     """Registering the very function object already registered adds a second hook and warns."""
     after = report(outputs, "after same object again")
     assert after == {"hooks": 2, "reason": "new", "warnings": ["DuplicateHookWarning"]}
+
+
+def test_a_rerun_cell_registering_a_lambda_warns(outputs: dict[str, str]) -> None:
+    """A lambda registered by a cell run again stacks a second hook, never silently: it warns, suggesting name=."""
+    assert report(outputs, "after lambda cell") == {"hooks": 1, "warnings": []}
+    assert report(outputs, "after lambda cell re-run") == {"hooks": 2, "warnings": ["DuplicateHookWarning"]}

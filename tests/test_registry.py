@@ -241,12 +241,10 @@ def test_rerun_replacement_needs_the_same_module_and_qualified_name() -> None:
     assert len(inner) == 1
 
 
-def test_lambdas_closures_partials_and_bound_methods_never_replace_implicitly() -> None:
-    """Only a plain module-level function replaces implicitly: a factory or a re-run lambda makes new hooks."""
+def test_closures_partials_and_bound_methods_never_replace_implicitly() -> None:
+    """Only a plain module-level function replaces implicitly: a factory, a wrapper, a partial make new hooks."""
     source = """
 import functools
-
-gate_lambda = lambda ctx: None
 
 def factory():
     def made(ctx):
@@ -274,7 +272,7 @@ partial = functools.partial(plain, extra=1)
 bound = Gate().check
 """
     registry = HookRegistry()
-    kinds = ["gate_lambda", "wrapped", "partial", "bound"]
+    kinds = ["wrapped", "partial", "bound"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for _ in range(2):
@@ -284,6 +282,41 @@ bound = Gate().check
             registry.register(GATE, namespace["factory"]())
             registry.register(GATE, namespace["factory"]())
     assert len(registry) == 2 * (len(kinds) + 2)
+
+
+LAMBDA_CELL: Final = "registry.register(GATE, lambda ctx: None)\nregistry.register(GATE, lambda ctx: 1)\n"
+
+
+def test_a_rerun_cell_registering_a_lambda_warns_once_per_lambda_and_keeps_both() -> None:
+    """A cell registering lambdas, run again, stacks a second hook per lambda: each one warns, suggesting name=."""
+    registry = HookRegistry()
+    namespace = {"registry": registry, "GATE": GATE}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exec(LAMBDA_CELL, {**namespace, "__name__": "__main__"})  # first run: nothing to warn about
+    with pytest.warns(DuplicateHookWarning) as caught:
+        exec(LAMBDA_CELL, {**namespace, "__name__": "__main__"})
+    assert [str(w.message) for w in caught] == [
+        f"A lambda defined at the same place (line {line}) is already registered at pre_tool_call_decide as "
+        "'<lambda>': re-running its cell registers a second hook. Pass name= (the same on every run) to replace "
+        "it instead, or a distinct name= to keep both."
+        for line in (1, 2)
+    ]
+    assert {w.filename for w in caught} == {"<string>"}  # the warning points at the cell's line
+    assert len(registry) == 4
+
+
+def test_lambdas_from_one_code_object_or_another_module_never_warn() -> None:
+    """A loop or a factory makes many lambdas from one code object; a lambda elsewhere is another place."""
+    registry = HookRegistry()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            registry.register(GATE, lambda ctx: None)
+        exec(LAMBDA_CELL, {"registry": registry, "GATE": GATE, "__name__": "__main__"})
+        exec(LAMBDA_CELL, {"registry": registry, "GATE": GATE, "__name__": "other_module"})
+        registry.register(HookPoint.POST_TURN, lambda ctx: None)
+    assert len(registry) == 8
 
 
 def test_the_same_callable_again_registers_twice_and_warns_at_the_caller() -> None:
