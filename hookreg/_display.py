@@ -6,6 +6,8 @@ import html
 from collections.abc import Container, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from hookreg._registration import async_path
+
 if TYPE_CHECKING:
     from hookreg._points import HookPoint
     from hookreg._registration import Registration
@@ -51,17 +53,28 @@ def html_table(
     )
 
 
+def _self_chosen(callback: object) -> str:
+    """What the tools column shows for a hook without ``tools=``: ``"all"``, unless the hook picks its calls itself.
+
+    Such a hook (``hookreg.external``'s config hooks, whose matchers are the
+    config's) says which in a ``hookreg_tools`` string attribute.
+    """
+    chosen = getattr(callback, "hookreg_tools", None)
+    return chosen if isinstance(chosen, str) else "all"
+
+
 def _registry_rows(hooks: Iterable[tuple[HookPoint, Registration, str | None]]) -> list[tuple[str, ...]]:
     """One row of text per hook row ``(point, registration, placed)``; a point is named on its first row only."""
     rows: list[tuple[str, ...]] = []
     last = None
     for point, reg, placed in hooks:
-        kind = "async" if reg.is_async else "sync"
+        # A dual-path hook (sync __call__, async acall) is one hook that both surfaces call directly (DESIGN §6).
+        kind = "async" if reg.is_async else "sync" if async_path(reg) is None else "sync + async"
         if reg.timeout is not None:
             kind += f" ({reg.timeout:g}s)"
         if placed is not None:  # an included hook sits at the position of the inclusion that brings it in
             kind += f", included at {placed}"
-        tools = ", ".join(reg.tools) if reg.tools else "all"
+        tools = ", ".join(reg.tools) if reg.tools else _self_chosen(reg.callback)
         shown = point.value if point is not last else ""
         last = point
         rows.append((shown, reg.label, str(reg.priority), tools, kind, reg.on_error))

@@ -345,6 +345,7 @@ class _Entry:
 
     name: str  # its path in the config: how logs and reasons name it
     matcher: Matcher | None  # None: every call
+    shown: str | None = None  # the matcher as the config writes it (None: every call), for the registry table
     command: str | None = None  # through the shell
     argv: tuple[str, ...] | None = None  # run directly: Recursive's commands, Claude Code's exec form (`args`)
     shell: str | None = None  # None: /bin/sh
@@ -411,8 +412,9 @@ class _Loader:
         if not isinstance(group, Mapping):
             raise _malformed(where, f"is a {type(group).__name__}, not an object with 'matcher' and 'hooks'")
         matcher = self._matcher(group.get("matcher"), f"{where}.matcher", event)
+        shown = None if matcher is None else str(group.get("matcher"))
         entries = (
-            self._entry(h, f"{where}.hooks[{j}]", event, matcher)
+            self._entry(h, f"{where}.hooks[{j}]", event, matcher, shown)
             for j, h in enumerate(_sequence(group.get("hooks"), f"{where}.hooks"))
         )
         return [entry for entry in entries if entry is not None]
@@ -441,11 +443,14 @@ class _Loader:
             return None  # hookreg does not know the value this event's matcher reads: match all
         return matcher
 
-    def _entry(self, item: object, where: str, event: str, matcher: Matcher | None) -> _Entry | None:
+    def _entry(
+        self, item: object, where: str, event: str, matcher: Matcher | None, shown: str | None = None
+    ) -> _Entry | None:
         if not isinstance(item, Mapping):
             raise _malformed(where, f"is a {type(item).__name__}, not an object")
         if self.dialect == "recursive":
-            matcher = self._matcher(item.get("matcher"), f"{where}.matcher", event) or matcher
+            own = self._matcher(item.get("matcher"), f"{where}.matcher", event)
+            matcher, shown = (matcher, shown) if own is None else (own, str(item.get("matcher")))
         kind = item.get("type", "command" if "command" in item or self.dialect == "recursive" else None)
         if kind in _SKIPPED_TYPES or (isinstance(kind, str) and kind not in {"command", "http"}):
             self._skip(where, f"hookreg does not run {kind!r} hooks")
@@ -454,7 +459,7 @@ class _Loader:
             raise _malformed(where, "has no 'type'. Give it 'type': 'command' with a 'command', or 'http' with a 'url'")
         if not isinstance(kind, str):
             raise _malformed(where, f"has a 'type' that is a {type(kind).__name__}, not a string")
-        entry = _Entry(name=where, matcher=matcher, timeout=self._timeout(item, where))
+        entry = _Entry(name=where, matcher=matcher, shown=shown, timeout=self._timeout(item, where))
         entry.fail_open = self._fail_open(item, where)
         if kind == "http":
             self._http(entry, item, where)
@@ -980,6 +985,15 @@ class _EventHook:
 
     def __repr__(self) -> str:
         return f"<{self._dialect} {self.event} hook at {self.point}: {len(self._entries)} entries>"
+
+    @property
+    def hookreg_tools(self) -> str:
+        """What a registry's table shows in its tools column: the config's matchers, ``"all"`` if one matches all."""
+        shown = [entry.shown for entry in self._entries]
+        if None in shown:
+            return "all"
+        unique = list(dict.fromkeys(shown))
+        return ("matcher " if len(unique) == 1 else "matchers ") + ", ".join(map(str, unique))
 
     def __call__(self, ctx: Any) -> HookReturn:
         answer = self._kept_answer(ctx)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 import runpy
 from collections.abc import Callable
 from pathlib import Path
@@ -122,3 +123,55 @@ def test_the_notebook_tour_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "* decided the dispatch" in out
     assert "pre_tool_call_decide: deny, decided by no_rm" in out
     assert "hooks called: budget, no_rm" in out
+
+
+def test_a_loaded_claude_code_config_shows_its_matchers_and_that_it_is_dual_path() -> None:
+    """Config hooks pick their calls themselves: the tools column shows each event's matchers, the kind both paths."""
+    from hookreg.external import load_hooks_config
+
+    def group(matcher: str | None) -> dict[str, object]:
+        return {"matcher": matcher, "hooks": [{"type": "command", "command": "exit 0"}]}
+
+    config = {
+        "hooks": {
+            "PreToolUse": [group("Bash"), group("Edit|Write"), group("Bash")],
+            "PostToolUse": [group("Read"), group("*")],
+            "Stop": [group(None)],
+        }
+    }
+    registry = HookRegistry()
+    load_hooks_config(registry, config)
+    rows = [re.split(r"\s{2,}", line.strip(" *")) for line in registry.describe().splitlines()[2:]]
+    shown = {row[-5]: (row[-3], row[-2]) for row in rows}
+    dual = "sync + async, included at 0"
+    assert shown["claude:PreToolUse"] == ("matchers Bash, Edit|Write", dual)
+    assert shown["claude:PostToolUse"] == ("all", dual)  # one of its matchers is "*"
+    assert shown["claude:Stop"] == ("all", dual)
+    assert "<td>matchers Bash, Edit|Write</td><td>sync + async, included at 0</td>" in registry._repr_html_()
+
+
+def test_a_dual_path_hook_of_its_own_shows_both_paths() -> None:
+    """Any object with a sync ``__call__`` and an ``async def acall`` is shown as one hook with two paths."""
+
+    class Both:
+        def __call__(self, ctx: PreToolCallDecideContext) -> HookResult:
+            return HookResult.allow()
+
+        async def acall(self, ctx: PreToolCallDecideContext) -> HookResult:
+            return HookResult.allow()
+
+    registry = HookRegistry()
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, Both(), name="both", timeout=3)
+    assert registry.describe().splitlines()[2].split("  ")[-2:] == ["sync + async (3s)", "deny"]
+
+
+def test_a_loaded_recursive_config_shows_each_entrys_matcher() -> None:
+    """Recursive's per-entry matchers show as written; an entry without one runs for every call."""
+    from hookreg.external import load_hooks_config
+
+    registry = HookRegistry()
+    load_hooks_config(registry, {"PreToolCall": [{"matcher": "Bash(git *)", "command": "true"}]})
+    load_hooks_config(registry, {"PostToolCall": [{"matcher": "Bash", "command": "true"}, {"command": "true"}]})
+    rows = [re.split(r"\s{2,}", line.strip(" *")) for line in registry.describe().splitlines()[2:]]
+    shown = {row[-5]: row[-3] for row in rows}
+    assert shown == {"recursive:PreToolCall": "matcher Bash(git *)", "recursive:PostToolCall": "all"}
