@@ -382,8 +382,9 @@ async def _tool_ask_notifies_first(framework: Framework, streamed: bool) -> None
     setup.observe(HookPoint.NOTIFICATION)
     setup.registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
     setup.answer(HookResult.allow())
-    await _one_call(setup, framework, streamed)
-    _expect(setup.ran() == [{"text": "hi"}], f"the approved tool ran with {setup.ran()}")
+    seen = _message(await _one_call(setup, framework, streamed, "approved"), "call-1")
+    _expect(setup.ran() == [{"text": "approved"}], f"the approved tool ran with {setup.ran()}")
+    _expect("approved" in seen, f"the model read {seen!r}, not the approved call's result 'approved'")
     _expect(
         setup.order() == ["notification", "on_interaction"],
         f"points fired {setup.order()}, expected notification then on_interaction",
@@ -557,6 +558,7 @@ async def _tool_fails(framework: Framework, streamed: bool) -> None:
         setup.registry.on_tool_error(lambda ctx: f"hook says: {type(ctx.error).__name__}")
         report = await _one_call(setup, framework, streamed)
         label = type(error).__name__
+        _expect(setup.ran() == [{"text": "hi"}], f"the failing tool ran with {setup.ran()}, expected once")
         failures = setup.seen("post_tool_call_failure")
         _expect(len(failures) == 1, f"post_tool_call_failure fired {len(failures)} times for a {label}")
         _expect(setup.seen("post_tool_call") == [], f"post_tool_call fired for a tool that failed with {label}")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 import structlog
@@ -21,7 +23,7 @@ from hookreg import (
     ToolCallRequest,
     ToolCallResolution,
 )
-from hookreg._lifecycle import Dispatch, aperform
+from hookreg._lifecycle import Dispatch, aperform, succeeded
 from hookreg.harness import Harness, ModelChunk, ModelRequest, ModelResponse, RunFinished, TextDelta, _loop
 from hookreg.testing.conformance import (
     RUN_SCENARIOS,
@@ -70,11 +72,13 @@ class HarnessWiring:
     registry: HookRegistry
     tools: Mapping[str, Callable[..., str]]
     crash: bool = False
+    retries: int = 0
 
     async def run(self, answers: tuple[Answer, ...], *, prompt: str, streamed: bool) -> RunReport:
         if self.crash:
             raise RuntimeError("no model")
-        harness = Harness(KitModel(answers), [_named(n, fn) for n, fn in self.tools.items()], self.registry)
+        tools = [_named(n, fn, self.retries) for n, fn in self.tools.items()]
+        harness = Harness(KitModel(answers), tools, self.registry)
         if streamed:
             items = [item async for item in harness.astream(prompt)]
             result = next(item.result for item in items if isinstance(item, RunFinished))
@@ -84,8 +88,11 @@ class HarnessWiring:
         return RunReport(tool_messages=messages, output=result.output)
 
 
-def _named(name: str, fn: Callable[..., str]) -> Callable[..., str]:
+def _named(name: str, fn: Callable[..., str], retries: int = 0) -> Callable[..., str]:
     def tool(text: str, prefix: str = "", suffix: str = "") -> str:
+        for _ in range(retries):  # a planted bug: a failing tool is run again behind the model's back
+            with contextlib.suppress(Exception):
+                return fn(text=text, prefix=prefix, suffix=suffix)
         return fn(text=text, prefix=prefix, suffix=suffix)
 
     tool.__name__ = name
@@ -101,9 +108,10 @@ class HarnessFramework:
     stop_raises: bool = False
     limits: Mapping[str, str] = field(default_factory=dict)
     crash: bool = False
+    retries: int = 0
 
     def wire(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> HarnessWiring:
-        return HarnessWiring(registry, tools, self.crash)
+        return HarnessWiring(registry, tools, self.crash, self.retries)
 
 
 # A planted bug: the harness with one kind of dispatch done wrong. Each gets the real dispatch, the registry
@@ -250,6 +258,34 @@ def test_a_planted_bug_fails_exactly_the_rows_that_check_that_duty(
     if bug is not None:
         plant(bug)
     assert failing_rows(HarnessFramework()) == failing
+
+
+def test_a_loop_running_a_failed_tool_again_fails_the_tool_failure_row() -> None:
+    """A loop that runs a failing tool a second time before reporting the failure fails that row only."""
+    assert failing_rows(HarnessFramework(retries=1)) == {"tool_fails_by_exception_and_by_error_result"}
+
+
+def test_a_loop_losing_an_approved_call_s_result_fails_the_ask_row(
+    plant: Callable[[Bug], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loop that runs a call on_interaction approved but shows the model an empty result fails the ask row only."""
+    approvals: list[bool] = []
+
+    async def note_approvals(perform: Perform, registry: HookRegistry, op: Dispatch) -> object:
+        reply = await perform(registry, op)
+        if op.point is HookPoint.ON_INTERACTION:
+            approvals.append(isinstance(reply, HookResult) and reply.allowed)
+        return reply
+
+    real = succeeded  # what the harness calls for a tool that returned
+
+    def forgetting(*args: Any, **kwargs: Any) -> Generator[Any, Any, str]:
+        text = yield from real(*args, **kwargs)
+        return "" if approvals and approvals.pop() else text
+
+    plant(note_approvals)
+    monkeypatch.setattr(_loop, "succeeded", forgetting)
+    assert failing_rows(HarnessFramework()) == {"tool_ask_notifies_first"}
 
 
 def test_a_failed_row_names_itself_the_mode_and_the_framework(plant: Callable[[Bug], None]) -> None:
