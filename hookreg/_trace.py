@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, cast, final, overload
 from hookreg._display import empty_html, html_table, text_table
 from hookreg._errors import HookRegError, StopRun
 from hookreg._plan import Runners, acall_hook, adrive, call_hook, drive
-from hookreg._points import HookPoint, HookStyle
+from hookreg._points import POINTS, HookPoint, HookStyle
 from hookreg._registration import LOCK, Registration, short_name
 from hookreg._registry import add_wrapper, including, reachable, remove_wrapper
 from hookreg._results import HookResult, InvalidToolCallAction, TurnAction
@@ -269,7 +269,9 @@ class Trace(Watcher):
 
     Records stay readable after it closes. ``str(trace)`` is a plain-text
     table and a notebook shows an HTML one, with one row per hook call and the
-    deciding call marked; `hooked` leaves out the dispatches no hook ran in.
+    deciding call marked; a dispatch in which no hook ran has no row (unless it
+    raised, or nobody answering decided it) and the table counts them. `hooked`
+    leaves them out of the records too.
 
     Example:
         >>> from hookreg import HookRegistry, HookResult, HookPoint, PreToolCallDecideContext
@@ -314,7 +316,7 @@ class Trace(Watcher):
     def hooked(self) -> Trace:
         """A closed copy of the trace without the dispatches in which no hook ran.
 
-        A run fires many points nobody hooks; this is the table to read.
+        A run fires many points nobody hooks; these are the records to read.
         """
         copy = Trace(self._registry)
         copy._records = [[record] for record in self.records if record.calls]
@@ -411,10 +413,15 @@ class Trace(Watcher):
     def __repr__(self) -> str:
         return f"<Trace of {self._registry!r}: {len(self)} dispatch(es){self._filter}, {self._state}>"
 
-    def _table(self) -> tuple[list[tuple[str, ...]], set[int]]:
+    def _table(self) -> tuple[list[tuple[str, ...]], set[int], str]:
+        """The rows, the deciding ones, and the legend: what ``*`` means and how many dispatches were left out."""
         rows: list[tuple[str, ...]] = []
         marked: set[int] = set()
+        left_out = 0
         for number, record in enumerate(self.records, 1):
+            if not _shown(record):
+                left_out += 1
+                continue
             first = (str(number), record.point.value, record.about)
             if not record.calls:
                 detail = record.summary if record.error is not None else f"no hook ran; {record.summary}"
@@ -425,20 +432,38 @@ class Trace(Watcher):
                     marked.add(len(rows))
                 head = first if i == 0 else ("", "", "")
                 rows.append((*head, call.label, call.outcome, call.detail, f"{call.duration_ms:.3f}"))
-        return rows, marked
+        legend = ["* decided the dispatch"] if marked else []
+        if left_out:
+            dispatches = "dispatch" if left_out == 1 else "dispatches"
+            legend.append(f"{left_out} {dispatches} in which no hook ran not shown (see trace.records)")
+        return rows, marked, "\n".join(legend)
 
     def __str__(self) -> str:
         if not self.records:
             return f"{self!r}: no dispatches"
-        rows, marked = self._table()
-        legend = "\n* decided the dispatch" if marked else ""
-        return f"{self!r}\n{text_table(_HEADERS, rows, marked=marked)}{legend}"
+        rows, marked, legend = self._table()
+        return "\n".join(filter(None, [repr(self), text_table(_HEADERS, rows, marked=marked), legend]))
 
     def _repr_html_(self) -> str:
         if not self.records:
             return empty_html(f"{self!r}: no dispatches")
-        rows, marked = self._table()
-        return html_table(_HEADERS, rows, caption=repr(self), marked=marked)
+        rows, marked, legend = self._table()
+        table = html_table(_HEADERS, rows, caption=repr(self), marked=marked)
+        return table + (empty_html(legend) if legend else "")
+
+
+def _shown(record: DispatchRecord) -> bool:
+    """Whether a trace's table shows `record`: one rule for every point, whoever dispatched it.
+
+    A dispatch in which no hook ran is left out, as a loop that skips the
+    points nobody hooks leaves none (the harness and the adapters skip some,
+    `resolve_tool_call` dispatches all three of its points) — unless it
+    raised, or nobody answering decided it (``on_interaction``'s deny).
+    """
+    if record.calls or record.error is not None:
+        return True
+    spec = POINTS[record.point]
+    return spec.no_hook is not spec.all_passed
 
 
 def _outcome(point: HookPoint, value: object) -> tuple[str, str]:

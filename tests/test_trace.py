@@ -624,3 +624,53 @@ def test_an_empty_trace_in_a_notebook_says_so() -> None:
     """The HTML of a trace with no records is the same one line as the text."""
     trace = HookRegistry().trace()
     assert trace._repr_html_() == "<p>&lt;Trace of HookRegistry(): 0 dispatch(es), not started&gt;: no dispatches</p>"
+
+
+def test_a_harness_trace_shows_one_rule_for_points_nobody_hooks() -> None:
+    """Whichever way a point without hooks was passed (skipped by the loop, or dispatched inside resolve_tool_call),
+    the table shows no row for it; the records keep every dispatch made, and the table says how many it left out."""
+    from hookreg.harness import Harness, ScriptedModel, ScriptedTurn
+
+    def shell(command: str) -> str:
+        return "ok"
+
+    registry = HookRegistry()
+    registry.register(GATE, lambda ctx: HookResult.deny("no"), name="gate")
+    model = ScriptedModel([ScriptedTurn.calling("shell", {"command": "ls"}), ScriptedTurn(text="done")])
+    with registry.trace() as trace:
+        Harness(model, [shell], registry).run("go")
+    assert [r.point for r in trace] == [HookPoint.TRANSFORM_TOOL_INPUT, GATE, HookPoint.PERMISSION_DENIED]
+    shown = str(trace)
+    assert "no hook ran;" not in shown
+    assert "transform_tool_input" not in shown
+    assert "permission_denied" not in shown
+    assert "* 2  pre_tool_call_decide  shell (call-1)  gate  deny" in shown
+    assert shown.endswith("* decided the dispatch\n2 dispatches in which no hook ran not shown (see trace.records)")
+    assert "transform_tool_input" not in trace._repr_html_()
+
+
+def test_the_table_still_shows_a_dispatch_nobody_answered_and_one_that_raised() -> None:
+    """An on_interaction nobody answers denies, and a dispatch refused before any hook ran raised: both are shown."""
+    registry = HookRegistry()
+    with registry.trace() as trace:
+        registry.decide(HookPoint.ON_INTERACTION, OnInteractionContext(question="q", options=(), tool_name=None))
+        with pytest.raises(TypeError):
+            registry.decide(GATE, NotificationContext(message="m"))  # type: ignore[call-overload]  # the mistake under test
+        registry.notify(HookPoint.NOTIFICATION, NotificationContext(message="nobody listens"))
+    shown = str(trace)
+    assert "1  on_interaction" in shown
+    assert "no hook ran; deny" in shown
+    assert "2  pre_tool_call_decide" in shown
+    assert "notification" not in shown
+    assert shown.endswith("\n1 dispatch in which no hook ran not shown (see trace.records)")
+
+
+def test_a_trace_whose_dispatches_no_hook_ran_in_says_so() -> None:
+    """Only dispatches nobody hooks: the table is the header and the count left out."""
+    registry = HookRegistry()
+    with registry.trace() as trace:
+        registry.notify(HookPoint.NOTIFICATION, NotificationContext(message="nobody listens"))
+    assert str(trace).splitlines()[1:] == [
+        "  #  point  about  hook  outcome  detail  ms",
+        "1 dispatch in which no hook ran not shown (see trace.records)",
+    ]
