@@ -228,6 +228,33 @@ MODULES = sorted(
 )
 
 
+_BLOCK = re.compile(r"(<!-- skip: next -->\s*\n)?```python\n(.*?)```", re.DOTALL)
+
+
+def _page_module(page: Path) -> str:
+    """A page's Python blocks as one module, in order, as the doc test runs them (skipped blocks left out)."""
+    text = page.read_text(encoding="utf-8")
+    return "\n".join(block for skip, block in _BLOCK.findall(text) if not skip)
+
+
+@pytest.mark.slow
+def test_code_blocks_type_check(tmp_path: Path) -> None:
+    """Every page's Python blocks, as one module per page, pass mypy --strict with the project's settings."""
+    for page in PAGES:
+        source = _page_module(page)
+        if source:
+            name = "_".join(page.relative_to(ROOT).with_suffix("").parts).replace("-", "_").replace(".", "_")
+            (tmp_path / f"doc_{name}.py").write_text(source, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("module", MODULES)
 def test_every_docstring_example_runs(module: str) -> None:
     """Each ``Example:`` in a docstring runs and prints what it shows (doctest, ``...`` matching anything)."""
