@@ -1,0 +1,405 @@
+"""Drive Claude Agent SDK queries from a HookRegistry via hook callbacks (``pip install 'hookreg[claude-agent-sdk]'``).
+
+Every rule of the run contract lives in `hookreg._lifecycle`; this module only
+translates the Claude Code CLI's hook events, which the SDK hands to Python
+callbacks, into its flows. One query is one hookreg session.
+
+Mapping (hookreg point → where it runs):
+
+- ``on_session_start``, ``user_prompt_submit`` → `HookregHooks.query`, before
+  the CLI starts: a denied prompt (or an ``ask`` nobody approved) raises
+  `hookreg.StopRun` and never reaches the CLI. ``pre_turn`` fires there too,
+  for turn 1 (the SDK shows no event before each model call).
+- ``on_session_end`` → `HookregHooks.query`, exactly once per query:
+  ``completed``; ``failed`` after an error result or an exception;
+  ``stopped`` after a `hookreg.StopRun` (the caller gets the same object);
+  ``cancelled`` when the caller cancels or stops iterating early.
+- ``transform_tool_input``, ``pre_tool_call_decide`` (and an ``ask`` through
+  ``notification`` and ``on_interaction``, ``permission_denied``) →
+  ``PreToolUse``: a deny answers ``permissionDecision: "deny"`` with the reason
+  the model reads; rewritten args go back as ``updatedInput``; an allow gives
+  no permission decision, so the CLI's own permission flow (its mode, its
+  rules, the application's ``can_use_tool``) still applies after hookreg's gate.
+- ``transform_tool_result``, ``post_tool_call`` → ``PostToolUse`` (a rewritten
+  presentation goes back as ``updatedToolOutput`` / ``updatedMCPToolOutput``).
+- ``post_tool_call_failure``, ``on_tool_error`` → ``PostToolUseFailure`` (the
+  ``on_tool_error`` text reaches the model as ``additionalContext``, after the
+  CLI's own error text).
+- ``stop`` → ``Stop`` (a deny answers ``decision: "block"`` with its reason:
+  the CLI goes on with it as feedback); ``pre_compact`` → ``PreCompact``;
+  ``notification`` → ``Notification``; ``subagent_start`` / ``subagent_stop``
+  → ``SubagentStart`` / ``SubagentStop``.
+- ``on_interaction`` → ``can_use_tool``, when the application set none: a
+  permission request of the CLI is an ``ask``; approval allows, anything else
+  denies (and fires ``permission_denied``).
+
+A callback is registered only for an event whose points have hooks when the
+query starts, so with an empty registry the options reach the SDK unchanged.
+
+Example:
+    >>> async for message in HookregHooks(registry).query(prompt="go", options=options):  # doctest: +SKIP
+    ...     print(message)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any, cast
+
+from hookreg import (
+    HookPoint,
+    HookRegistry,
+    HookResult,
+    HookTypeError,
+    NotificationContext,
+    PermissionDeniedContext,
+    PreCompactContext,
+    RunContext,
+    RunOutcome,
+    StopRun,
+    SubagentStartContext,
+    SubagentStopContext,
+    ToolCallRequest,
+)
+from hookreg._lifecycle import (
+    STOPPED_NOTICE,
+    Dispatch,
+    RunState,
+    Steps,
+    adrive,
+    ask,
+    failed,
+    gate,
+    missing_framework,
+    present,
+    require_registry,
+    require_release,
+    succeeded,
+)
+
+require_release("claude_agent_sdk", "claude-agent-sdk", (0, 2, 100))  # on_failure on HookMatcher
+
+try:
+    from claude_agent_sdk import (
+        ClaudeAgentOptions,
+        HookMatcher,
+        Message,
+        PermissionResultAllow,
+        PermissionResultDeny,
+        ResultMessage,
+        ToolPermissionContext,
+    )
+    from claude_agent_sdk import (
+        query as sdk_query,
+    )
+    from claude_agent_sdk.types import HookContext, HookEvent, HookInput, HookJSONOutput, PermissionResult
+except ImportError as _error:  # pragma: no cover - exercised by a test that hides the framework
+    raise missing_framework("claude_agent_sdk", "claude-agent-sdk", _error) from _error
+
+__all__ = ["HookregHooks", "ToolFailure"]
+
+P = HookPoint
+_Callback = Callable[[Any, str | None, HookContext], Awaitable[HookJSONOutput]]
+
+# The CLI events hookreg answers, each with the points that make it worth registering a callback.
+_EVENTS: Mapping[str, tuple[HookPoint, ...]] = {
+    "PreToolUse": (P.TRANSFORM_TOOL_INPUT, P.PRE_TOOL_CALL_DECIDE),
+    "PostToolUse": (P.TRANSFORM_TOOL_RESULT, P.POST_TOOL_CALL),
+    "PostToolUseFailure": (P.POST_TOOL_CALL_FAILURE, P.ON_TOOL_ERROR),
+    "Stop": (P.STOP,),
+    "PreCompact": (P.PRE_COMPACT,),
+    "Notification": (P.NOTIFICATION,),
+    "SubagentStart": (P.SUBAGENT_START,),
+    "SubagentStop": (P.SUBAGENT_STOP,),
+}
+
+
+class ToolFailure(Exception):  # noqa: N818 -- it is the tool's failure, as the CLI reported it
+    """A tool call the CLI reported as failed (``PostToolUseFailure``); its message is the CLI's error text."""
+
+
+def _mcp_text(raw: object) -> str | None:
+    """The text of an MCP tool result (a list of content blocks, or ``{"content": [...]}``), else ``None``."""
+    blocks = raw.get("content") if isinstance(raw, Mapping) else raw
+    if not isinstance(blocks, list) or not all(isinstance(b, Mapping) and b.get("type") == "text" for b in blocks):
+        return None
+    return "".join(str(b.get("text", "")) for b in blocks)
+
+
+def _presentation(raw: object) -> str:
+    """What the model reads of a tool's raw result: a Bash result's stdout, an MCP result's text, else `present`."""
+    if isinstance(raw, Mapping) and isinstance(raw.get("stdout"), str):
+        return str(raw["stdout"])
+    text = _mcp_text(raw)
+    return present(raw) if text is None else text
+
+
+def _rewritten_output(raw: object, text: str) -> dict[str, object]:
+    """The ``PostToolUse`` output replacing what the model reads with `text`, in the shape of `raw`."""
+    if isinstance(raw, Mapping) and isinstance(raw.get("stdout"), str):
+        return {"updatedToolOutput": {**raw, "stdout": text}}
+    if _mcp_text(raw) is not None:
+        return {"updatedMCPToolOutput": [{"type": "text", "text": text}]}
+    return {"updatedToolOutput": text}
+
+
+def _transcript(path: object) -> tuple[int, int]:
+    """The CLI transcript's length in characters and its number of entries (one JSON line each); 0, 0 if unreadable."""
+    try:
+        text = Path(str(path)).read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return 0, 0
+    return len(text), sum(1 for line in text.splitlines() if line.strip())
+
+
+@dataclasses.dataclass(eq=False)
+class _Run:
+    """One query's state: its lifecycle and the first exception a callback could not hand the CLI."""
+
+    state: RunState
+    error: BaseException | None = None
+
+
+class HookregHooks:
+    """Run a `HookRegistry`'s hooks inside Claude Agent SDK queries.
+
+    One object may serve many queries, also concurrently: each `query` gets
+    its own `hookreg.RunContext` and callbacks bound to it.
+    """
+
+    def __init__(self, registry: HookRegistry) -> None:
+        """Wrap `registry`.
+
+        Raises:
+            HookTypeError: `registry` is not a `HookRegistry`.
+        """
+        self.registry: HookRegistry = require_registry(registry, "HookregHooks")
+
+    def __repr__(self) -> str:
+        return f"HookregHooks({self.registry!r})"
+
+    async def query(
+        self, *, prompt: str, options: ClaudeAgentOptions | None = None, transport: Any = None
+    ) -> AsyncIterator[Message]:
+        """`claude_agent_sdk.query` with the registry's hooks: one hookreg session per call.
+
+        Args:
+            prompt: The prompt (a `str`: hookreg gates it before the CLI starts).
+            options: The application's options; hookreg's callbacks join its
+                ``hooks`` and, for ``on_interaction``, fill in ``can_use_tool``.
+            transport: Passed to `claude_agent_sdk.query` as is.
+
+        Yields:
+            The SDK's messages, unchanged.
+
+        Raises:
+            HookTypeError: `prompt` is not a `str`.
+            StopRun: A hook stopped the run (the same object).
+        """
+        if not isinstance(prompt, str):
+            msg = (
+                f"Cannot run a hookreg query with prompt {prompt!r}: hookreg gates the prompt before the CLI starts, "
+                "so it must be a str. Pass the prompt text, one query per prompt."
+            )
+            raise HookTypeError(msg)
+        registry = self.registry
+        run = _Run(RunState(registry, RunContext(), goal=prompt))
+        state = run.state
+        inner: AsyncIterator[Message] | None = None
+        try:
+            outcome = await adrive(registry, state.start())
+            if outcome is None:
+                outcome = await adrive(registry, state.turn())
+            if outcome is not None:
+                raise StopRun(outcome.reason)
+            inner = sdk_query(prompt=prompt, options=self._options(options, run), transport=transport)
+            outcome = RunOutcome(status="completed", turns=state.turns)
+            async for message in inner:
+                if run.error is not None:
+                    # The CLI was told to stop (continue: false): let it finish, so the SDK closes everything
+                    # it opened, and show nothing it says after the stop.
+                    continue
+                if isinstance(message, ResultMessage) and message.is_error:
+                    reason = message.result or "; ".join(message.errors or ()) or message.subtype
+                    outcome = RunOutcome(status="failed", reason=reason, turns=state.turns)
+                yield message
+            if run.error is not None:
+                raise run.error
+        except BaseException as exc:
+            if inner is not None:
+                with contextlib.suppress(Exception):
+                    await cast("Any", inner).aclose()
+            await adrive(registry, state.end_with(exc))
+            raise
+        await adrive(registry, state.end(outcome))
+
+    def _options(self, options: ClaudeAgentOptions | None, run: _Run) -> ClaudeAgentOptions:
+        """A copy of `options` with this run's callbacks added to its ``hooks`` (and ``can_use_tool``)."""
+        options = options or ClaudeAgentOptions()
+        registry = self.registry
+        hooks: dict[HookEvent, list[HookMatcher]] = {k: list(v) for k, v in (options.hooks or {}).items()}
+        for event, points in _EVENTS.items():
+            if any(registry.has_hooks(point) for point in points):
+                # "block": a callback that fails (or times out) stops the action; a failure is never an approval.
+                matcher = HookMatcher(hooks=[_callback(event, run)], on_failure="block")
+                hooks.setdefault(cast("HookEvent", event), []).append(matcher)
+        changes: dict[str, object] = {}
+        if hooks != (options.hooks or {}):
+            changes["hooks"] = hooks
+        if options.can_use_tool is None and registry.has_hooks(P.ON_INTERACTION):
+            changes["can_use_tool"] = _permission(run)
+        return dataclasses.replace(options, **changes) if changes else options  # type: ignore[arg-type]  # fields by name
+
+
+def _callback(event: str, run: _Run) -> _Callback:
+    """The SDK hook callback answering `event` for `run`."""
+    handle = _HANDLERS[event]
+
+    async def callback(data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
+        if run.error is not None:  # the run is over: nothing more runs
+            return cast("HookJSONOutput", {"continue_": False, "stopReason": _reason(run.error)})
+        try:
+            return cast("HookJSONOutput", await handle(run, cast("Mapping[str, Any]", data)))
+        except BaseException as exc:  # noqa: BLE001 -- handed to the caller by query; the CLI is told to stop
+            run.error = exc
+            answer: dict[str, object] = {"continue_": False, "stopReason": _reason(exc)}
+            if event == "PreToolUse":
+                output = {
+                    "hookEventName": event,
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": STOPPED_NOTICE,
+                }
+                answer["hookSpecificOutput"] = output
+            return cast("HookJSONOutput", answer)
+
+    return callback
+
+
+def _reason(error: BaseException) -> str:
+    return error.reason if isinstance(error, StopRun) else f"hookreg: {type(error).__name__}"
+
+
+def _call(data: Mapping[str, Any]) -> ToolCallRequest:
+    args = data.get("tool_input")
+    return ToolCallRequest(
+        str(data.get("tool_use_id", "")), str(data["tool_name"]), args if isinstance(args, Mapping) else {}
+    )
+
+
+async def _pre_tool_use(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
+    registry, state = run.state.registry, run.state
+    name = str(data["tool_name"])
+    # The CLI has checked the tool and its input already: only the gate is hookreg's here.
+    verdict = await adrive(
+        registry,
+        gate(registry, state.run, name, str(data.get("tool_use_id", "")), data.get("tool_input"), known=(name,)),
+    )
+    output: dict[str, object] = {"hookEventName": "PreToolUse"}
+    if not verdict.allowed:
+        output |= {"permissionDecision": "deny", "permissionDecisionReason": verdict.text}
+    elif verdict.rewritten:
+        output["updatedInput"] = dict(verdict.call.args)
+    return {"hookSpecificOutput": output} if len(output) > 1 else {}
+
+
+async def _post_tool_use(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
+    registry, state = run.state.registry, run.state
+    raw = data.get("tool_response")
+    shown = _presentation(raw)
+    duration = float(data.get("duration_ms") or 0)
+    text = await adrive(
+        registry, succeeded(registry, state.run, _call(data), raw, presentation=shown, duration_ms=duration)
+    )
+    if text == shown:
+        return {}
+    return {"hookSpecificOutput": {"hookEventName": "PostToolUse", **_rewritten_output(raw, text)}}
+
+
+async def _post_tool_use_failure(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
+    registry, state = run.state.registry, run.state
+    error = str(data.get("error", ""))
+    duration = float(data.get("duration_ms") or 0)
+    flow = failed(registry, state.run, _call(data), ToolFailure(error), message=error, duration_ms=duration)
+    text = await adrive(registry, flow)
+    if text == error:
+        return {}
+    return {"hookSpecificOutput": {"hookEventName": "PostToolUseFailure", "additionalContext": text}}
+
+
+async def _stop(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
+    feedback = await adrive(run.state.registry, run.state.stop(str(data.get("last_assistant_message") or "")))
+    return {} if feedback is None else {"decision": "block", "reason": feedback}
+
+
+async def _observe(registry: HookRegistry, point: HookPoint, ctx: object) -> dict[str, object]:
+    await registry.anotify(point, ctx)  # type: ignore[call-overload]  # the point's own context, built by the caller
+    return {}
+
+
+async def _pre_compact(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
+    chars, entries = _transcript(data.get("transcript_path"))
+    ctx = PreCompactContext(transcript_len=chars, message_count=entries, run=run.state.run)
+    return await _observe(run.state.registry, P.PRE_COMPACT, ctx)
+
+
+async def _notification(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
+    ctx = NotificationContext(message=str(data.get("message", "")), run=run.state.run)
+    return await _observe(run.state.registry, P.NOTIFICATION, ctx)
+
+
+async def _subagent_start(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
+    ctx = SubagentStartContext(goal=str(data.get("agent_type", "")), depth=run.state.run.depth + 1, run=run.state.run)
+    return await _observe(run.state.registry, P.SUBAGENT_START, ctx)
+
+
+async def _subagent_stop(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
+    outcome = RunOutcome(status="completed", reason=str(data.get("last_assistant_message") or ""))
+    ctx = SubagentStopContext(outcome=outcome, depth=run.state.run.depth + 1, run=run.state.run)
+    return await _observe(run.state.registry, P.SUBAGENT_STOP, ctx)
+
+
+_HANDLERS: Mapping[str, Callable[[_Run, Mapping[str, Any]], Awaitable[dict[str, object]]]] = {
+    "PreToolUse": _pre_tool_use,
+    "PostToolUse": _post_tool_use,
+    "PostToolUseFailure": _post_tool_use_failure,
+    "Stop": _stop,
+    "PreCompact": _pre_compact,
+    "Notification": _notification,
+    "SubagentStart": _subagent_start,
+    "SubagentStop": _subagent_stop,
+}
+
+
+def _permission(run: _Run) -> Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]:
+    """A ``can_use_tool`` answering the CLI's permission requests through ``on_interaction``."""
+
+    async def can_use_tool(tool_name: str, args: dict[str, Any], context: ToolPermissionContext) -> PermissionResult:
+        registry, state = run.state.registry, run.state
+        question = context.title or context.decision_reason or f"Allow {tool_name}?"
+        answer = await adrive(
+            registry, _asked(registry, state.run, question, ToolCallRequest(context.tool_use_id or "", tool_name, args))
+        )
+        if answer.allowed:
+            return PermissionResultAllow()
+        return PermissionResultDeny(message=answer.reason or f"{tool_name} was not approved.")
+
+    return can_use_tool
+
+
+def _asked(registry: HookRegistry, run: RunContext, question: str, call: ToolCallRequest) -> Steps[HookResult]:
+    """The CLI asks permission: `ask`; an answer that is not an approval fires ``permission_denied``."""
+    answer = yield from ask(registry, run, HookResult.ask(question), call.tool_name)
+    if not answer.allowed and registry.has_hooks(P.PERMISSION_DENIED):
+        denied = PermissionDeniedContext(
+            tool_name=call.tool_name,
+            args=call.args,
+            call_id=call.call_id,
+            reason=answer.reason,
+            decided_by=answer.decided_by,
+            run=run,
+        )
+        yield Dispatch("notify", P.PERMISSION_DENIED, denied)
+    return answer
