@@ -100,6 +100,7 @@ point fires for it.
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 import uuid
@@ -114,6 +115,7 @@ from hookreg import (
     HookRegistry,
     HookTypeError,
     HookValueError,
+    InvalidToolCallAction,
     ModelSelectContext,
     ModelTurnFinishedContext,
     PostTurnContext,
@@ -126,13 +128,18 @@ from hookreg import (
     TextDeltaContext,
     ToolCallDeltaContext,
     ToolCallRequest,
+    ToolErrorKind,
 )
 from hookreg import (
     Message as HookMessage,
 )
 from hookreg._lifecycle import (
+    Dispatch,
+    GateResult,
     RunState,
+    Steps,
     adrive,
+    bind,
     failed,
     gate,
     log,
@@ -162,11 +169,17 @@ try:
     from strands.hooks import (
         HookRegistry as StrandsHookRegistry,
     )
-    from strands.middleware import InvokeModelContext, InvokeModelStage, MiddlewareNext
+    from strands.middleware import (
+        ExecuteToolContext,
+        ExecuteToolStage,
+        InvokeModelContext,
+        InvokeModelStage,
+        MiddlewareNext,
+    )
     from strands.models import Model
     from strands.tools.structured_output.structured_output_tool import StructuredOutputTool
     from strands.types.content import Message, Messages, SystemContentBlock, SystemPrompt
-    from strands.types.events import TypedEvent
+    from strands.types.events import ToolResultEvent, TypedEvent
     from strands.types.tools import ToolChoice, ToolResult, ToolSpec, ToolUse
 except ImportError as _import_error:  # pragma: no cover - exercised by tests that hide the framework
     raise missing_framework("strands", "strands", _import_error) from _import_error
@@ -205,6 +218,26 @@ class ToolErrorResult(Exception):  # noqa: N818 -- it names what Strands returne
     """
 
 
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """The gate's verdict on one tool call, and the call as it was judged (name, a copy of its args)."""
+
+    seen: tuple[str, object]
+    verdict: GateResult
+
+    def covers(self, name: str, args: object) -> bool:
+        """Whether the call `name(args)` is the very one judged, or the one approved: its verdict stands."""
+        return (name, args) in (self.seen, (self.verdict.call.tool_name, self.verdict.call.args))
+
+
+def _snapshot(args: object) -> Any:
+    """A deep copy of a call's `args` (a value `copy.deepcopy` refuses is shared: the copy is a shallow one)."""
+    try:
+        return copy.deepcopy(args)
+    except Exception:  # noqa: BLE001 -- hookreg's gate logged the value it could not copy (args_not_copied)
+        return dict(args) if isinstance(args, Mapping) else args
+
+
 @dataclass(slots=True, eq=False)
 class _Run:
     """One invocation as the provider tracks it (kept by the provider, keyed by its ``invocation_state``)."""
@@ -217,6 +250,8 @@ class _Run:
     called: object = None  # the model of the latest call
     malformed: dict[str, str] = field(default_factory=dict)
     results: dict[str, str] = field(default_factory=dict)
+    judged: dict[str, _Judged] = field(default_factory=dict)  # call id -> the gate's verdict, while it is under way
+    refused: set[str] = field(default_factory=set)  # calls the innermost gate refused: no outcome point is theirs
     error: BaseException | None = None
     retrying: bool = False
 
@@ -346,6 +381,38 @@ def _resume(event: AfterInvocationEvent, prompt: str, on_abandoned: Callable[[ob
     _continuation.add_input(event, _continuation._ContinuationInput(args=prompt, on_abandoned=on_abandoned))  # noqa: SLF001
 
 
+class _EveryHookPassed(Exception):  # noqa: N818 -- a signal, not an error
+    """Every ``invalid_tool_call`` hook passed on an invalid call: the framework's own handling applies."""
+
+
+async def _unless_every_hook_passes(registry: HookRegistry, steps: Steps[GateResult]) -> GateResult | None:
+    """Drive the gate `steps`; ``None`` as soon as every ``invalid_tool_call`` hook passed (before any failure point).
+
+    DESIGN §8: an ``invalid_tool_call`` action replaces Strands' handling
+    only when a hook returns one; when all pass, the call goes on as if no
+    hook listened.
+    """
+
+    def note(op: Dispatch, reply: object, error: BaseException | None) -> None:
+        if op.point is HookPoint.INVALID_TOOL_CALL and error is None:
+            action = cast("InvalidToolCallAction", reply)
+            if action.kind == "fail" and action.decided_by is None:
+                raise _EveryHookPassed
+
+    bound = bind(registry, steps, note)
+    try:
+        return await adrive(registry, bound)
+    except _EveryHookPassed:
+        steps.close()
+        return None
+
+
+def _tool_named(agent: Any, name: str) -> Any:
+    """The agent's tool called `name` (a dynamic tool first, as Strands looks tools up), or ``None``."""
+    registry = agent.tool_registry
+    return registry.dynamic_tools.get(name) or registry.registry.get(name)
+
+
 # --- the provider ---------------------------------------------------------------------------
 
 
@@ -402,6 +469,8 @@ class HookregProvider:
         if agent not in self._agents:
             self._agents.add(agent)
             agent.add_middleware(InvokeModelStage, self.invoke_model)
+            # added once the agent is built, after every middleware its plugins added: the innermost wrap
+            agent.add_middleware(ExecuteToolStage, self.execute_tool)
             _wrap_invocations(agent, self.invocation)
 
     def agent_initialized(self, event: AgentInitializedEvent) -> None:
@@ -674,47 +743,114 @@ class HookregProvider:
                 return
         await self.registry.anotify(HookPoint.POST_TURN, PostTurnContext(turn=ctx.turn, response_text=text, run=ctx))
 
-    async def before_tool_call(self, event: BeforeToolCallEvent) -> None:
-        """Gate the call (``hookreg._lifecycle.gate``); a call that may not run is cancelled with the model's text.
+    def _judging(self) -> bool:
+        """Whether any hook judges a call's arguments (with none, nothing is recorded, copied or judged again)."""
+        return any(self.registry.has_hooks(point) for point in _GATE_POINTS)
+
+    async def _verdict(self, run: _Run, agent: Any, tool: Any, use: ToolUse) -> GateResult:
+        """The gate's verdict on the call `use` (`tool`: what Strands resolved it to): an earlier one, else a new one.
+
+        An earlier verdict on this call stands only when the call comes back
+        identical, as it was judged or as it was approved (Strands fires
+        ``BeforeToolCallEvent`` again when an interrupted call resumes; the
+        innermost gate sees what the first one handed on), so no hook runs
+        twice for one call. Anything else (another callback's or middleware's
+        edit, an interrupt answer) is judged again.
 
         hookreg's own checks (unknown tool, malformed input, schema) run only
         when an ``invalid_tool_call`` hook listens; otherwise the call is
         Strands' to look up and validate (a tool middleware may serve a name
         the agent lacks), and only a tool a hookreg patch took away is refused.
         """
+        call_id, name = str(use["toolUseId"]), use["name"]
+        earlier = run.judged.get(call_id)
+        if earlier is not None and earlier.covers(name, use["input"]):
+            return earlier.verdict
+        raw = run.malformed.pop(call_id, None)
+        names = {*agent.tool_names, *([tool.tool_name] if tool is not None else [])}
+        specs = dict(run.specs)
+        if tool is not None:
+            specs.setdefault(tool.tool_name, tool.tool_spec)
+        verdict: GateResult | None = None
+        if self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
+            steps = gate(
+                self.registry,
+                run.state.run,
+                name,
+                call_id,
+                raw if raw is not None else use["input"],
+                known=names,
+                offered=run.offered,
+                validate=lambda tool_name, tool_args: _schema_error(specs.get(tool_name), tool_args),
+            )
+            # a call to a tool the agent lacks is Strands' own to handle (a tool middleware may serve it, else Strands
+            # reports it unknown) when every invalid_tool_call hook passes; other invalid calls never run as sent
+            strands_own = name not in names and run.restricted is None
+            verdict = await (_unless_every_hook_passes if strands_own else adrive)(self.registry, steps)
+        if verdict is None:
+            # Strands looks the tool up and validates its args its own way (a tool middleware may serve a name the
+            # agent lacks); only a user tool a hookreg patch took away never runs
+            args = use["input"] if isinstance(use["input"], Mapping) else {}
+            steps = gate(
+                self.registry, run.state.run, name, call_id, args, known={*names, name}, offered=run.restricted
+            )
+            verdict = await adrive(self.registry, steps)
+        if self._judging():
+            run.judged[call_id] = _Judged((name, _snapshot(use["input"])), verdict)
+        return verdict
+
+    async def before_tool_call(self, event: BeforeToolCallEvent) -> None:
+        """Gate the call (`_verdict`) before any other extension asks a human; one that may not run is cancelled.
+
+        The tool gets a copy of the approved args, judged again innermost
+        (`execute_tool`) if another extension edits them on the way.
+        """
         if isinstance(event.selected_tool, StructuredOutputTool):
             return  # Strands' own structured-output tool: not a user tool call, no tool point judges it
         run = self._run(event)
         use: ToolUse = event.tool_use
-        call_id, name = str(use["toolUseId"]), use["name"]
-        raw = run.malformed.pop(call_id, None)
-        names = {*event.agent.tool_names, *([event.selected_tool.tool_name] if event.selected_tool else [])}
-        specs = dict(run.specs)
-        if event.selected_tool is not None:
-            specs.setdefault(event.selected_tool.tool_name, event.selected_tool.tool_spec)
-        checked = self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL)
-        args: object = raw if checked and raw is not None else use["input"]
-        steps = gate(
-            self.registry,
-            run.state.run,
-            name,
-            call_id,
-            args,
-            known=names if checked else {*names, name},
-            offered=run.offered if checked else run.restricted,
-            validate=(lambda tool, tool_args: _schema_error(specs.get(tool), tool_args)) if checked else None,
-        )
-        verdict = await adrive(self.registry, steps)
+        verdict = await self._verdict(run, event.agent, event.selected_tool, use)
         if not verdict.allowed:
             event.cancel_tool = verdict.text or _NOT_RUN
-            run.results[call_id] = event.cancel_tool
+            run.results[str(use["toolUseId"])] = event.cancel_tool
             return
         call = verdict.call
-        # a judged call's args are the gate's deep copy of what it approved: the tool gets that copy, so nothing
-        # edited in place later (a hook holding a nested value, another callback) changes what runs
-        judged = any(self.registry.has_hooks(point) for point in _GATE_POINTS)
-        if call.tool_name != name or judged:
-            event.tool_use = cast("ToolUse", {**use, "name": call.tool_name, "input": dict(call.args)})
+        # the args handed on are a copy, private to hookreg's verdict: an edit in place is told apart from it
+        if call.tool_name != use["name"] or self._judging():
+            event.tool_use = cast("ToolUse", {**use, "name": call.tool_name, "input": dict(_snapshot(call.args))})
+
+    async def execute_tool(
+        self, context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """Strands ``ExecuteToolStage`` middleware, innermost: judge the call as it will run, after every edit.
+
+        A call the gate refuses here gets the refusal as its error result and
+        never runs; one it approves runs with a copy of the approved args.
+
+        Args:
+            context: The tool call Strands is about to run.
+            next_fn: The rest of the middleware chain, ending in the tool.
+
+        Yields:
+            The tool's events.
+        """
+        if not self._judging() or isinstance(context.tool, StructuredOutputTool):
+            async for event in next_fn(context):
+                yield event
+            return
+        run, use = self._run(context), context.tool_use
+        call_id = str(use["toolUseId"])
+        verdict = await self._verdict(run, context.agent, context.tool, use)
+        if not verdict.allowed:
+            run.refused.add(call_id)
+            run.results[call_id] = text = verdict.text or _NOT_RUN
+            yield ToolResultEvent(ToolResult(toolUseId=call_id, status="error", content=[{"text": text}]))
+            return
+        call = verdict.call
+        tool = context.tool if call.tool_name == use["name"] else _tool_named(context.agent, call.tool_name)
+        approved = cast("ToolUse", {**use, "name": call.tool_name, "input": dict(_snapshot(call.args))})
+        async for event in next_fn(context.replace(tool=tool, tool_use=approved)):
+            yield event
 
     async def after_tool_call(self, event: AfterToolCallEvent) -> None:
         """Report the outcome and rewrite the text the model reads (not for a call the gate cancelled).
@@ -727,15 +863,22 @@ class HookregProvider:
             raise event.exception
         if event.cancel_message is not None or isinstance(event.selected_tool, StructuredOutputTool):
             return
-        run = self._run(event)
-        use = event.tool_use
-        args = use["input"] if isinstance(use["input"], Mapping) else {}
-        call = ToolCallRequest(str(use["toolUseId"]), use["name"], args)
-        text = run.results[call.call_id] = _text(event.result["content"])
+        run, use = self._run(event), event.tool_use
+        call_id = str(use["toolUseId"])
+        judged = run.judged.pop(call_id, None)  # the call is answered: a retry is judged anew
+        if call_id in run.refused:
+            run.refused.discard(call_id)  # the innermost gate refused it: permission_denied was its outcome
+            return
+        if judged is not None:
+            call = judged.verdict.call  # the approved call, as the tool got it
+        else:
+            call = ToolCallRequest(call_id, use["name"], use["input"] if isinstance(use["input"], Mapping) else {})
+        text = run.results[call_id] = _text(event.result["content"])
         ms = (event.duration or 0.0) * 1000
         if event.exception is not None or event.result.get("status") == "error":
             error = event.exception or ToolErrorResult(text)
-            steps = failed(self.registry, run.state.run, call, error, message=text, duration_ms=ms)
+            kind = ToolErrorKind.NOT_FOUND if event.selected_tool is None else None  # Strands has no such tool
+            steps = failed(self.registry, run.state.run, call, error, kind=kind, message=text, duration_ms=ms)
         else:
             steps = succeeded(self.registry, run.state.run, call, text, presentation=text, duration_ms=ms)
         shown = await adrive(self.registry, steps)

@@ -12,11 +12,30 @@ from hookreg.adapters.strands import HookregProvider
 
 DIST = "strands-agents"
 TEST_REQUIREMENTS = ["pytest-asyncio>=1.0,<1.5", "moto>=5.1,<6", "tenacity>=9,<10"]
-# The agent loop, its tools, streaming, interrupts and hooks, and the middleware hookreg's gate sits among.
-FILES = ["tests/strands/agent", "tests/strands/event_loop", "tests/strands/tools", "tests/strands/hooks"]
+# The agent loop (agent: invocation, streaming, cancellation, structured output, retries, continuations), the
+# event loop and its streaming, tools (registry, decorator, executors, structured-output tool), hooks and
+# middleware (the extensions hookreg's provider sits among), interventions (approval before a tool runs),
+# multi-agent Graph and Swarm (one invocation_state for many nodes) and interrupts (human in the loop). All run
+# offline; the A2A tests need the a2a extra (a network protocol server), left out below.
+FILES = [
+    "tests/strands/agent",
+    "tests/strands/event_loop",
+    "tests/strands/tools",
+    "tests/strands/hooks",
+    "tests/strands/middleware",
+    "tests/strands/interventions",
+    "tests/strands/multiagent",
+    "tests/strands/test_interrupt.py",
+]
 SUBSET = FILES
-PYTEST_ARGS: list[str] = []
-KNOWN: dict[str, str] = {}
+PYTEST_ARGS: list[str] = ["--ignore=tests/strands/agent/test_a2a_agent.py", "--ignore=tests/strands/multiagent/a2a"]
+KNOWN: dict[str, str] = {
+    "tests/strands/agent/test_agent.py::test_baggage_attributes_nested_agent_override_and_restore": (
+        "the hooked mode listens at invalid_tool_call, so hookreg's schema check applies (DESIGN §8: an invalid call "
+        "never runs as sent): the test calls an agent-as-tool with {'user_message': ...}, which Strands runs though "
+        "the tool's schema requires 'input'; hookreg reports it to invalid_tool_call and it fails INVALID_ARGS"
+    ),
+}
 
 
 def inject(registry: HookRegistry) -> None:
