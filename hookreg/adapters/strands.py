@@ -448,6 +448,8 @@ class HookregProvider:
         # multi-agent orchestrators hand one invocation_state to every node, concurrently; they are held so
         # their ids are not reused while the run lives
         self._runs: dict[tuple[int, int], tuple[Any, dict[str, Any], _Run]] = {}
+        # agent -> its run paused by a Strands interrupt: resuming it (a new invocation) goes on with that run
+        self._paused: weakref.WeakKeyDictionary[Any, _Run] = weakref.WeakKeyDictionary()
 
     def register_hooks(self, registry: StrandsHookRegistry, **kwargs: Any) -> None:
         """Subscribe to the Strands events the hook points map to (called by ``Agent``).
@@ -513,9 +515,18 @@ class HookregProvider:
         self._serve(event.agent)  # an agent that got the provider after its initialisation
         if event.messages is None or self._current(event) is not None:
             return  # the deprecated structured_output_async (no messages), or a continuation
+        key = id(event.agent), id(event.invocation_state)
+        paused = self._paused.pop(event.agent, None)
+        if paused is not None and not event.messages:  # Strands takes an interrupt's answers as no new message
+            self._runs[key] = (event.agent, event.invocation_state, paused)  # the paused run goes on
+            return
+        if paused is not None:  # Strands dropped the interrupt (a new prompt): the paused run never goes on
+            reason = "the run paused by an interrupt was not resumed: a new prompt started a new run"
+            dropped = RunOutcome(status="cancelled", reason=reason, turns=paused.state.turns)
+            await adrive(self.registry, paused.state.end(dropped, None))
         context = RunContext(agent_name=getattr(event.agent, "name", None))
         state = RunState(self.registry, context, goal=_last_user_text(event.messages))
-        self._runs[id(event.agent), id(event.invocation_state)] = (event.agent, event.invocation_state, _Run(state))
+        self._runs[key] = (event.agent, event.invocation_state, _Run(state))
         try:
             outcome = await adrive(self.registry, state.start())
         except BaseException as error:
@@ -916,6 +927,10 @@ class HookregProvider:
             outcome = RunOutcome(status="completed", turns=turns)
         elif result.structured_output is not None:  # Strands' structured-output tool ended it (on "tool_use")
             outcome = RunOutcome(status="completed", turns=turns)
+        elif result.stop_reason == "interrupt":  # paused for a human: the run goes on when the agent resumes
+            del self._runs[id(event.agent), id(event.invocation_state)]
+            self._paused[event.agent] = run
+            return
         elif result.stop_reason == "cancelled":
             outcome = RunOutcome(status="cancelled", reason="cancelled by agent.cancel()", turns=turns)
         else:

@@ -1,0 +1,112 @@
+"""A Strands run paused by an interrupt and resumed with its answer is one hookreg session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from strands import Agent
+from strands.hooks import BeforeToolCallEvent
+from strands.hooks import HookRegistry as StrandsHookRegistry
+from strands.types.interrupt import InterruptResponseContent
+from test_strands import ScriptedModel, echo_tool
+
+from hookreg import (
+    HookRegistry,
+    HookResult,
+    OnSessionEndContext,
+    PreToolCallDecideContext,
+    PreTurnContext,
+    UserPromptSubmitContext,
+)
+from hookreg.adapters.strands import HookregProvider
+from hookreg.testing.conformance import RecordingTool
+
+
+class AsksApproval:
+    """A Strands hook provider asking a human (a Strands interrupt) before each tool call, after hookreg's gate."""
+
+    def register_hooks(self, registry: StrandsHookRegistry, **kwargs: Any) -> None:
+        registry.add_callback(BeforeToolCallEvent, self.ask)
+
+    def ask(self, event: BeforeToolCallEvent) -> None:
+        if event.interrupt("approval", reason="run echo?") != "yes":
+            event.cancel_tool = "the human said no"
+
+
+def _paused_and_resumed(registry: HookRegistry, tool: RecordingTool) -> tuple[ScriptedModel, Agent]:
+    """Run an agent whose tool call a human approves through a Strands interrupt, then resume it with "yes"."""
+    model = ScriptedModel([{"text": "hi"}, "done"])
+    agent = Agent(
+        model=model, tools=[echo_tool(tool)], hooks=[HookregProvider(registry), AsksApproval()], callback_handler=None
+    )
+    paused = agent("go")
+    assert paused.stop_reason == "interrupt"
+    [interrupt] = paused.interrupts or []
+    answer: InterruptResponseContent = {"interruptResponse": {"interruptId": interrupt.id, "response": "yes"}}
+    agent([answer])
+    return model, agent
+
+
+def test_an_interrupted_run_resumed_is_one_session() -> None:
+    """Session start and the prompt gate fire once, the session ends once (completed), turns go on from the pause."""
+    registry, events = HookRegistry(), list[object]()
+    registry.on_session_start(lambda ctx: events.append(("start", ctx.run.run_id)))
+
+    @registry.user_prompt_submit
+    def prompt(ctx: UserPromptSubmitContext) -> HookResult:
+        events.append("prompt")
+        return HookResult.allow()
+
+    @registry.pre_turn
+    def turn(ctx: PreTurnContext) -> HookResult:
+        events.append(("turn", ctx.turn))
+        return HookResult.allow()
+
+    @registry.on_session_end
+    def end(ctx: OnSessionEndContext) -> None:
+        events.append(("end", ctx.outcome.status, ctx.outcome.turns, ctx.run.run_id))
+
+    tool = RecordingTool()
+    model, _ = _paused_and_resumed(registry, tool)
+    assert model.tool_outputs == ["hi"]
+    [(_, run_id)] = [event for event in events if isinstance(event, tuple) and event[0] == "start"]
+    assert [event for event in events if not (isinstance(event, tuple) and event[0] == "start")] == [
+        "prompt",
+        ("turn", 1),
+        ("turn", 2),
+        ("end", "completed", 2, run_id),
+    ]
+
+
+def test_a_resumed_call_is_judged_once() -> None:
+    """Strands asks again for the paused call when it resumes: the gate's verdict on it stands, no hook runs twice."""
+    registry, judged = HookRegistry(), list[str]()
+
+    @registry.pre_tool_call_decide
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        judged.append(ctx.call_id)
+        return HookResult.allow()
+
+    tool = RecordingTool()
+    _paused_and_resumed(registry, tool)
+    assert judged == ["call-1"]
+    assert tool.calls == [{"text": "hi"}]
+
+
+def test_a_paused_run_a_new_prompt_replaces_ends_cancelled() -> None:
+    """A paused run that Strands drops for a new prompt ends cancelled, once, before the new session starts."""
+    registry, events = HookRegistry(), list[tuple[str, str]]()
+    registry.on_session_start(lambda ctx: events.append(("start", ctx.goal)))
+    registry.on_session_end(lambda ctx: events.append(("end", ctx.outcome.status)))
+    model = ScriptedModel([{"text": "hi"}, "fresh"])
+    agent = Agent(
+        model=model,
+        tools=[echo_tool(RecordingTool())],
+        hooks=[HookregProvider(registry), AsksApproval()],
+        callback_handler=None,
+    )
+    assert agent("go").stop_reason == "interrupt"
+    agent._interrupt_state.deactivate()  # as a restored session without the interrupt would leave it
+    agent.messages.clear()
+    agent("again")
+    assert events == [("start", "go"), ("end", "cancelled"), ("start", "again"), ("end", "completed")]
