@@ -8,8 +8,9 @@ Mapping (hookreg point → where it runs):
 
 - ``on_session_start``, ``user_prompt_submit`` → `HookregHooks.query`, before
   the CLI starts: a denied prompt (or an ``ask`` nobody approved) raises
-  `hookreg.StopRun` and never reaches the CLI. ``pre_turn`` fires there too,
-  for turn 1 (the SDK shows no event before each model call).
+  `hookreg.StopRun` and never reaches the CLI. ``pre_turn`` fires there for
+  turn 1, then at ``PostToolBatch`` and when ``stop`` keeps the run going
+  (each is followed by one more model call); a deny stops the run.
 - ``on_session_end`` → `HookregHooks.query`, exactly once per query:
   ``completed``; ``failed`` after an error result or an exception;
   ``stopped`` after a `hookreg.StopRun` (the caller gets the same object);
@@ -110,6 +111,7 @@ _EVENTS: Mapping[str, tuple[HookPoint, ...]] = {
     "PostToolUse": (P.TRANSFORM_TOOL_RESULT, P.POST_TOOL_CALL),
     "PostToolUseFailure": (P.POST_TOOL_CALL_FAILURE, P.ON_TOOL_ERROR),
     "Stop": (P.STOP,),
+    "PostToolBatch": (P.PRE_TURN,),
     "PreCompact": (P.PRE_COMPACT,),
     "Notification": (P.NOTIFICATION,),
     "SubagentStart": (P.SUBAGENT_START,),
@@ -157,10 +159,19 @@ def _transcript(path: object) -> tuple[int, int]:
 
 @dataclasses.dataclass(eq=False)
 class _Run:
-    """One query's state: its lifecycle and the first exception a callback could not hand the CLI."""
+    """One query's state: its lifecycle, the tool names hooks see, and the first exception to hand the caller."""
 
     state: RunState
+    tool_names: Mapping[str, str] = dataclasses.field(default_factory=dict)
     error: BaseException | None = None
+
+    def call(self, data: Mapping[str, Any]) -> ToolCallRequest:
+        """The tool call an event's input is about, named as hooks know it (``{}`` for args that are no mapping)."""
+        args = data.get("tool_input")
+        name = str(data["tool_name"])
+        return ToolCallRequest(
+            str(data.get("tool_use_id", "")), self.tool_names.get(name, name), args if isinstance(args, Mapping) else {}
+        )
 
 
 class HookregHooks:
@@ -170,13 +181,19 @@ class HookregHooks:
     its own `hookreg.RunContext` and callbacks bound to it.
     """
 
-    def __init__(self, registry: HookRegistry) -> None:
+    def __init__(self, registry: HookRegistry, *, tool_names: Mapping[str, str] | None = None) -> None:
         """Wrap `registry`.
+
+        Args:
+            registry: The hooks to run.
+            tool_names: The CLI's tool name → the name hooks see (``{"mcp__tools__echo": "echo"}``,
+                ``{"Bash": "shell"}``); a tool not named here keeps the CLI's name.
 
         Raises:
             HookTypeError: `registry` is not a `HookRegistry`.
         """
         self.registry: HookRegistry = require_registry(registry, "HookregHooks")
+        self.tool_names: Mapping[str, str] = dict(tool_names or {})
 
     def __repr__(self) -> str:
         return f"HookregHooks({self.registry!r})"
@@ -206,7 +223,7 @@ class HookregHooks:
             )
             raise HookTypeError(msg)
         registry = self.registry
-        run = _Run(RunState(registry, RunContext(), goal=prompt))
+        run = _Run(RunState(registry, RunContext(), goal=prompt), self.tool_names)
         state = run.state
         inner: AsyncIterator[Message] | None = None
         try:
@@ -241,15 +258,20 @@ class HookregHooks:
         options = options or ClaudeAgentOptions()
         registry = self.registry
         hooks: dict[HookEvent, list[HookMatcher]] = {k: list(v) for k, v in (options.hooks or {}).items()}
-        for event, points in _EVENTS.items():
-            if any(registry.has_hooks(point) for point in points):
+        listened = {event for event, points in _EVENTS.items() if any(map(registry.has_hooks, points))}
+        if listened:  # hooks read the turn in their contexts: count turns whenever a callback runs at all
+            listened.add("PostToolBatch")
+        for event in _EVENTS:
+            if event in listened:
                 # "block": a callback that fails (or times out) stops the action; a failure is never an approval.
                 matcher = HookMatcher(hooks=[_callback(event, run)], on_failure="block")
                 hooks.setdefault(cast("HookEvent", event), []).append(matcher)
         changes: dict[str, object] = {}
         if hooks != (options.hooks or {}):
             changes["hooks"] = hooks
-        if options.can_use_tool is None and registry.has_hooks(P.ON_INTERACTION):
+        # The CLI asks nobody in bypassPermissions mode, nor over stdio when a permission prompt tool is set.
+        asks = options.permission_mode != "bypassPermissions" and options.permission_prompt_tool_name is None
+        if asks and options.can_use_tool is None and registry.has_hooks(P.ON_INTERACTION):
             changes["can_use_tool"] = _permission(run)
         return dataclasses.replace(options, **changes) if changes else options  # type: ignore[arg-type]  # fields by name
 
@@ -259,44 +281,32 @@ def _callback(event: str, run: _Run) -> _Callback:
     handle = _HANDLERS[event]
 
     async def callback(data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
-        if run.error is not None:  # the run is over: nothing more runs
-            return cast("HookJSONOutput", {"continue_": False, "stopReason": _reason(run.error)})
-        try:
-            return cast("HookJSONOutput", await handle(run, cast("Mapping[str, Any]", data)))
-        except BaseException as exc:  # noqa: BLE001 -- handed to the caller by query; the CLI is told to stop
-            run.error = exc
-            answer: dict[str, object] = {"continue_": False, "stopReason": _reason(exc)}
-            if event == "PreToolUse":
-                output = {
-                    "hookEventName": event,
-                    "permissionDecision": "deny",
-                    "permissionDecisionReason": STOPPED_NOTICE,
-                }
-                answer["hookSpecificOutput"] = output
-            return cast("HookJSONOutput", answer)
+        if run.error is None:
+            try:
+                return cast("HookJSONOutput", await handle(run, cast("Mapping[str, Any]", data)))
+            except BaseException as exc:  # noqa: BLE001 -- handed to the caller by query; the CLI is told to stop
+                run.error = exc
+        return cast("HookJSONOutput", _stopped(event, run.error))
 
     return callback
 
 
-def _reason(error: BaseException) -> str:
-    return error.reason if isinstance(error, StopRun) else f"hookreg: {type(error).__name__}"
-
-
-def _call(data: Mapping[str, Any]) -> ToolCallRequest:
-    args = data.get("tool_input")
-    return ToolCallRequest(
-        str(data.get("tool_use_id", "")), str(data["tool_name"]), args if isinstance(args, Mapping) else {}
-    )
+def _stopped(event: str, error: BaseException) -> dict[str, object]:
+    """The answer to every event once the run is over: stop, and run no tool (a later call of the batch too)."""
+    reason = error.reason if isinstance(error, StopRun) else f"hookreg: {type(error).__name__}"
+    answer: dict[str, object] = {"continue_": False, "stopReason": reason}
+    if event == "PreToolUse":
+        output = {"hookEventName": event, "permissionDecision": "deny", "permissionDecisionReason": STOPPED_NOTICE}
+        answer["hookSpecificOutput"] = output
+    return answer
 
 
 async def _pre_tool_use(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
     registry, state = run.state.registry, run.state
-    name = str(data["tool_name"])
+    call = run.call(data)
     # The CLI has checked the tool and its input already: only the gate is hookreg's here.
-    verdict = await adrive(
-        registry,
-        gate(registry, state.run, name, str(data.get("tool_use_id", "")), data.get("tool_input"), known=(name,)),
-    )
+    flow = gate(registry, state.run, call.tool_name, call.call_id, data.get("tool_input"), known=(call.tool_name,))
+    verdict = await adrive(registry, flow)
     output: dict[str, object] = {"hookEventName": "PreToolUse"}
     if not verdict.allowed:
         output |= {"permissionDecision": "deny", "permissionDecisionReason": verdict.text}
@@ -311,7 +321,7 @@ async def _post_tool_use(run: _Run, data: Mapping[str, Any]) -> dict[str, object
     shown = _presentation(raw)
     duration = float(data.get("duration_ms") or 0)
     text = await adrive(
-        registry, succeeded(registry, state.run, _call(data), raw, presentation=shown, duration_ms=duration)
+        registry, succeeded(registry, state.run, run.call(data), raw, presentation=shown, duration_ms=duration)
     )
     if text == shown:
         return {}
@@ -322,16 +332,31 @@ async def _post_tool_use_failure(run: _Run, data: Mapping[str, Any]) -> dict[str
     registry, state = run.state.registry, run.state
     error = str(data.get("error", ""))
     duration = float(data.get("duration_ms") or 0)
-    flow = failed(registry, state.run, _call(data), ToolFailure(error), message=error, duration_ms=duration)
+    flow = failed(registry, state.run, run.call(data), ToolFailure(error), message=error, duration_ms=duration)
     text = await adrive(registry, flow)
     if text == error:
         return {}
     return {"hookSpecificOutput": {"hookEventName": "PostToolUseFailure", "additionalContext": text}}
 
 
+async def _next_turn(run: _Run) -> None:
+    """The CLI is about to call the model again: the next turn starts; a ``pre_turn`` deny stops the run."""
+    outcome = await adrive(run.state.registry, run.state.turn())
+    if outcome is not None:
+        raise StopRun(outcome.reason)
+
+
+async def _post_tool_batch(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
+    await _next_turn(run)
+    return {}
+
+
 async def _stop(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
     feedback = await adrive(run.state.registry, run.state.stop(str(data.get("last_assistant_message") or "")))
-    return {} if feedback is None else {"decision": "block", "reason": feedback}
+    if feedback is None:
+        return {}
+    await _next_turn(run)  # the CLI goes on with the feedback: one more model call
+    return {"decision": "block", "reason": feedback}
 
 
 async def _observe(registry: HookRegistry, point: HookPoint, ctx: object) -> dict[str, object]:
@@ -366,6 +391,7 @@ _HANDLERS: Mapping[str, Callable[[_Run, Mapping[str, Any]], Awaitable[dict[str, 
     "PostToolUse": _post_tool_use,
     "PostToolUseFailure": _post_tool_use_failure,
     "Stop": _stop,
+    "PostToolBatch": _post_tool_batch,
     "PreCompact": _pre_compact,
     "Notification": _notification,
     "SubagentStart": _subagent_start,
@@ -379,12 +405,11 @@ def _permission(run: _Run) -> Callable[[str, dict[str, Any], ToolPermissionConte
     async def can_use_tool(tool_name: str, args: dict[str, Any], context: ToolPermissionContext) -> PermissionResult:
         registry, state = run.state.registry, run.state
         question = context.title or context.decision_reason or f"Allow {tool_name}?"
-        answer = await adrive(
-            registry, _asked(registry, state.run, question, ToolCallRequest(context.tool_use_id or "", tool_name, args))
-        )
+        call = run.call({"tool_name": tool_name, "tool_input": args, "tool_use_id": context.tool_use_id or ""})
+        answer = await adrive(registry, _asked(registry, state.run, question, call))
         if answer.allowed:
             return PermissionResultAllow()
-        return PermissionResultDeny(message=answer.reason or f"{tool_name} was not approved.")
+        return PermissionResultDeny(message=answer.reason or f"{call.tool_name} was not approved.")
 
     return can_use_tool
 

@@ -39,6 +39,7 @@ from hookreg import (
     PostToolCallFailureContext,
     PreCompactContext,
     PreToolCallDecideContext,
+    PreTurnContext,
     RunContext,
     StopContext,
     StopRun,
@@ -82,7 +83,7 @@ def test_an_empty_registry_hands_the_sdk_the_very_options() -> None:
 
 
 def test_callbacks_join_the_application_s_hooks_only_for_events_with_hooks() -> None:
-    """The app's matchers stay first and untouched; hookreg adds one blocking matcher per event that has hooks."""
+    """The app's matchers stay first; hookreg adds one blocking matcher per event with hooks, and one counting turns."""
     registry = HookRegistry()
     registry.post_tool_call(lambda ctx: None)
 
@@ -92,7 +93,7 @@ def test_callbacks_join_the_application_s_hooks_only_for_events_with_hooks() -> 
     mine = HookMatcher(matcher="Bash", hooks=[own])
     options, _ = wired(registry, ClaudeAgentOptions(hooks={"PostToolUse": [mine]}))
     assert options.hooks is not None
-    assert list(options.hooks) == ["PostToolUse"]
+    assert list(options.hooks) == ["PostToolUse", "PostToolBatch"]
     assert options.hooks["PostToolUse"][0] is mine
     assert options.hooks["PostToolUse"][1].on_failure == "block"
     assert options.can_use_tool is None
@@ -157,6 +158,39 @@ def test_an_ask_at_the_gate_goes_to_on_interaction() -> None:
     assert seen == ["approval needed for Bash: really?", "asked really? for Bash"]
 
 
+def test_turns_advance_at_each_tool_batch_and_a_pre_turn_deny_stops() -> None:
+    """PostToolBatch starts the next turn (a fresh turn scratchpad); pre_turn denying it stops the run."""
+    registry = HookRegistry()
+    turns: list[int] = []
+
+    @registry.pre_turn
+    def two_turns(ctx: PreTurnContext) -> HookResult:
+        turns.append(ctx.turn)
+        return HookResult.deny("two turns is plenty") if ctx.turn > 2 else HookResult.allow()
+
+    options, run = wired(registry)
+    assert list(options.hooks or {}) == ["PostToolBatch"]
+    asyncio.run(call(options, "PostToolBatch", {}))
+    assert (run.state.run.turn, turns) == (1, [1])
+    asyncio.run(call(options, "PostToolBatch", {}))
+    assert turns == [1, 2]
+    answer = asyncio.run(call(options, "PostToolBatch", {}))
+    assert answer == {"continue_": False, "stopReason": "two turns is plenty"}
+    assert isinstance(run.error, StopRun)
+
+
+def test_hooks_see_the_tool_names_they_were_written_for() -> None:
+    """tool_names maps the CLI's names (an SDK MCP tool's mcp__server__tool) onto the registry's."""
+    registry = HookRegistry()
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult.deny(f"no {ctx.tool_name}"), tools="echo")
+    run = _Run(RunState(registry, RunContext()), {"mcp__kit__echo": "echo"})
+    options = HookregHooks(registry, tool_names={"mcp__kit__echo": "echo"})._options(None, run)
+    data = {"tool_name": "mcp__kit__echo", "tool_input": {"text": "hi"}, "tool_use_id": "toolu_1"}
+    answer = asyncio.run(call(options, "PreToolUse", data))
+    assert answer["hookSpecificOutput"]["permissionDecisionReason"] == "no echo"
+    assert asyncio.run(call(options, "PreToolUse", {**data, "tool_name": "mcp__kit__other"})) == {}
+
+
 def test_a_failing_gate_denies() -> None:
     """A gate that raises denies (fail closed), and the CLI is told so."""
     registry = HookRegistry()
@@ -187,6 +221,8 @@ def test_a_stop_run_in_a_callback_stops_the_cli_and_is_kept_for_the_caller() -> 
     assert run.error is stop
     later = asyncio.run(call(options, "PostToolUse", {**pre("ls"), "tool_response": "x"}))
     assert later == {"continue_": False, "stopReason": "enough"}
+    other = asyncio.run(call(options, "PreToolUse", pre("pwd", "toolu_2")))  # a later call of the same batch
+    assert other["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
 def test_post_tool_use_fires_the_result_points_and_rewrites_what_the_model_reads() -> None:
@@ -322,6 +358,7 @@ def test_permission_requests_go_to_on_interaction_when_the_app_has_no_can_use_to
     def only_ls(ctx: OnInteractionContext) -> HookResult:
         return HookResult.allow() if "ls" in ctx.question else HookResult.deny("no")
 
+    assert wired(registry, ClaudeAgentOptions(permission_mode="bypassPermissions"))[0].can_use_tool is None
     options, _ = wired(registry)
     assert options.can_use_tool is not None
     can_use_tool = options.can_use_tool
