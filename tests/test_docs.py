@@ -221,6 +221,90 @@ def test_reference_documents_every_registry_method(site: Path) -> None:
     assert [name for name in public if f'id="hookreg.HookRegistry.{name}"' not in html] == []
 
 
+def _pages(site: Path) -> list[Path]:
+    """The site's HTML pages (not the repository files it publishes under ``_repo/``)."""
+    return [page for page in site.rglob("*.html") if "_repo" not in page.relative_to(site).parts]
+
+
+@pytest.mark.slow
+def test_example_sections_render_as_code(site: Path) -> None:
+    """Every ``Example:`` section of a docstring renders as a code block, never as one run-on quoted paragraph."""
+    for page in (site / "reference").glob("*/index.html"):
+        html = page.read_text(encoding="utf-8")
+        assert '<details class="example"' not in html, page
+        assert "<blockquote>\n<blockquote>" not in html, page
+    html = (site / "reference" / "hookreg" / "index.html").read_text(encoding="utf-8")
+    start = html.index('id="hookreg.Registration.check_return"')
+    example = html[html.index('doc-section-title">Examples:', start) :]
+    assert example.index('<span class="gp">&gt;&gt;&gt; </span>') < example.index("</code></pre>")
+
+
+@pytest.mark.slow
+def test_no_page_cites_the_design_contract(site: Path) -> None:
+    """Readers of the site do not have the design contract: no page says "DESIGN §"; each citation links a page."""
+    assert [page for page in _pages(site) if "DESIGN" in page.read_text(encoding="utf-8")] == []
+    otel = (site / "reference" / "otel" / "index.html").read_text(encoding="utf-8")
+    assert '<a href="../../guides/otel/">the OpenTelemetry guide</a>' in otel
+
+
+@pytest.mark.slow
+def test_repository_paths_link_to_a_published_copy(site: Path) -> None:
+    """A code span naming a repository file or folder is a link to its copy in the site, which exists."""
+    plain = re.compile(r"(?<!\">)<code>((?:examples|benchmarks|tests|scripts)/[^<\s]*)</code>")
+    linked = re.compile(r'<a href="([^"]*_repo/[^"]*)"><code>')
+    for page in _pages(site):
+        html = page.read_text(encoding="utf-8")
+        assert plain.findall(html) == [], page
+        for target in linked.findall(html):
+            published = (page.parent / target).resolve()
+            assert (published / "index.html" if target.endswith("/") else published).is_file(), (page, target)
+    speed = (site / "guides" / "speed" / "index.html").read_text(encoding="utf-8")
+    assert '<a href="../../_repo/benchmarks/RESULTS.md.txt"><code>benchmarks/RESULTS.md</code></a>' in speed
+    listing = (site / "_repo" / "tests" / "external" / "claude_code" / "index.html").read_text(encoding="utf-8")
+    assert '<a href="conftest.py.txt">conftest.py</a>' in listing
+
+
+@pytest.mark.slow
+def test_the_reference_has_no_empty_entries_and_starts_with_the_registry(site: Path) -> None:
+    """No entry is a heading with nothing under it; hookreg's page opens on HookRegistry, callback types last."""
+    empty = re.compile(r'class="doc doc-heading">(?:(?!<h\d).)*?<div class="doc doc-contents ">\s*</div>', re.DOTALL)
+    for page in (site / "reference").glob("*/index.html"):
+        assert empty.findall(page.read_text(encoding="utf-8")) == [], page
+    html = (site / "reference" / "hookreg" / "index.html").read_text(encoding="utf-8")
+    objects = re.findall(r'<h3 id="hookreg\.(\w+)" class="doc doc-heading">', html)
+    assert objects[0] == "HookRegistry"
+    import hookreg
+
+    aliases = [name for name in objects if not isinstance(getattr(hookreg, name), type)]
+    assert objects[-len(aliases) :] == aliases  # every callback type after every class
+    assert "PreToolCallDecider" in aliases
+
+
+@pytest.mark.slow
+def test_pages_link_their_neighbours_and_the_reference_shows_its_source(site: Path) -> None:
+    """Each page links the next one (the first has no previous); each reference entry shows its source."""
+    first = (site / "index.html").read_text(encoding="utf-8")
+    assert "md-footer__link--next" in first
+    guide = (site / "guides" / "failures" / "index.html").read_text(encoding="utf-8")
+    assert "md-footer__link--prev" in guide
+    assert "md-footer__link--next" in guide
+    reference = (site / "reference" / "hookreg" / "index.html").read_text(encoding="utf-8")
+    assert "Source code in <code>hookreg/_surface.py</code>" in reference
+
+
+@pytest.mark.slow
+def test_the_hook_point_table_fits_its_page(site: Path) -> None:
+    """The eight-column table gets the width of both sidebars, and its identifiers never break mid-word."""
+    html = (site / "hook-points" / "index.html").read_text(encoding="utf-8")
+    assert re.search(r'data-md-type="navigation" hidden>', html)
+    assert re.search(r'data-md-type="toc" hidden>', html)
+    assert '<link rel="stylesheet" href="../stylesheets/extra.css">' in html
+    css = (site / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    rule = css[css.index(".md-typeset table:not([class]) code {") :].split("}")[0]
+    assert "word-break: normal;" in rule
+    assert "overflow-wrap: normal;" in rule
+
+
 MODULES = sorted(
     ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
     for path in (ROOT / "hookreg").rglob("*.py")
