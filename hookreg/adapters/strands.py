@@ -102,6 +102,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import sys
 import uuid
 import weakref
@@ -196,6 +197,9 @@ _FINISH = {
     "guardrail_intervened": FinishReason.CONTENT_FILTER,
 }
 """Strands' own stop-reason spellings; any other goes through `FinishReason.from_raw`."""
+
+_LAST: Final = math.inf
+"""The order of a Strands callback that runs after all others (Strands' own ``HookOrder.SDK_LAST`` is 100)."""
 
 _NOT_RUN: Final = "Tool call not run."
 """A cancel text of last resort: Strands ignores an empty ``cancel_tool`` and would run the tool."""
@@ -459,7 +463,9 @@ class HookregProvider:
             **kwargs: Unused; Strands reserves them for future use.
         """
         registry.add_callback(AgentInitializedEvent, self.agent_initialized)
-        registry.add_callback(BeforeInvocationEvent, self.before_invocation)
+        # after every other BeforeInvocationEvent callback: one that raises or refuses the invocation leaves no
+        # session behind (Strands tells nobody), and the prompt gate judges the messages as they will be sent
+        registry.add_callback(BeforeInvocationEvent, self.before_invocation, order=_LAST)
         registry.add_callback(BeforeModelCallEvent, self.before_model_call)
         registry.add_callback(AfterModelCallEvent, self.after_model_call)
         registry.add_callback(BeforeToolCallEvent, self.before_tool_call)
@@ -513,8 +519,8 @@ class HookregProvider:
             StopRun: The prompt was denied, or a hook stopped the run.
         """
         self._serve(event.agent)  # an agent that got the provider after its initialisation
-        if event.messages is None or self._current(event) is not None:
-            return  # the deprecated structured_output_async (no messages), or a continuation
+        if event.messages is None or event.cancel or self._current(event) is not None:
+            return  # the deprecated structured_output_async (no messages), refused by another callback, a continuation
         key = id(event.agent), id(event.invocation_state)
         paused = self._paused.pop(event.agent, None)
         if paused is not None and not event.messages:  # Strands takes an interrupt's answers as no new message

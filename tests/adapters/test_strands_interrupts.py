@@ -1,11 +1,13 @@
-"""A Strands run paused by an interrupt and resumed with its answer is one hookreg session."""
+"""A Strands run is one hookreg session, started and ended once: also when an interrupt pauses it and its answer
+resumes it, and when another extension fails the invocation before it starts."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from strands import Agent
-from strands.hooks import BeforeToolCallEvent
+from strands.hooks import BeforeInvocationEvent, BeforeToolCallEvent
 from strands.hooks import HookRegistry as StrandsHookRegistry
 from strands.types.interrupt import InterruptResponseContent
 from test_strands import ScriptedModel, echo_tool
@@ -110,3 +112,37 @@ def test_a_paused_run_a_new_prompt_replaces_ends_cancelled() -> None:
     agent.messages.clear()
     agent("again")
     assert events == [("start", "go"), ("end", "cancelled"), ("start", "again"), ("end", "completed")]
+
+
+class RaisesBeforeInvocation:
+    """A Strands hook provider whose ``BeforeInvocationEvent`` callback raises, or refuses the invocation."""
+
+    def __init__(self, *, refuse: bool = False) -> None:
+        self.refuse = refuse
+
+    def register_hooks(self, registry: StrandsHookRegistry, **kwargs: Any) -> None:
+        registry.add_callback(BeforeInvocationEvent, self.check)
+
+    def check(self, event: BeforeInvocationEvent) -> None:
+        if self.refuse:
+            event.cancel = "refused by another hook"
+            return
+        msg = "the invocation check failed"
+        raise RuntimeError(msg)
+
+
+@pytest.mark.parametrize("refuse", [False, True])
+def test_another_before_invocation_callback_failing_leaves_no_session_open(refuse: bool) -> None:
+    """A raise (or a refusal) from another BeforeInvocationEvent callback leaves no session started and not ended."""
+    registry, events = HookRegistry(), list[str]()
+    registry.on_session_start(lambda ctx: events.append("start"))
+    registry.on_session_end(lambda ctx: events.append("end"))
+    model = ScriptedModel(["hello", "hello"])
+    hooks: list[Any] = [HookregProvider(registry), RaisesBeforeInvocation(refuse=refuse)]
+    agent = Agent(model=model, tools=[echo_tool(RecordingTool())], hooks=hooks, callback_handler=None)
+    if refuse:
+        assert "refused by another hook" in str(agent("go"))
+    else:
+        with pytest.raises(RuntimeError, match="the invocation check failed"):
+            agent("go")
+    assert events.count("start") == events.count("end")
