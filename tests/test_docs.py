@@ -76,6 +76,15 @@ def test_readme_links_point_at_files() -> None:
     assert [t for t in targets if not t.startswith("http") and not (ROOT / t).exists()] == []
 
 
+def test_readme_says_what_the_dev_install_brings_and_how_long_the_tests_take() -> None:
+    """The README's set-up section: the dev extra brings every framework and Jupyter; both test runs are timed."""
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Install and test")[1].split("\n## ")[0]
+    assert "pytest                # the fast loop: about 75 s on 2 cores" in section
+    assert "pytest --slow --cov   # everything, as CI runs it: about 5 minutes on 2 cores" in section
+    for brought in ("every supported framework", "Jupyter"):
+        assert brought in section
+
+
 def test_hook_points_page_is_generated_from_the_code() -> None:
     """docs/hook-points.md equals what scripts/generate_hook_points.py renders now (rerun it when this fails)."""
     render = _generator().render  # type: ignore[attr-defined]  # a script module, loaded by path
