@@ -1,0 +1,482 @@
+"""Drive a Google ADK app from a HookRegistry through one plugin (``pip install 'hookreg[google-adk]'``).
+
+Every rule of the run contract lives in `hookreg._lifecycle`; this module
+only translates ADK's plugin callbacks into its flows.
+
+Mapping (hookreg point → ADK plugin callback):
+
+- ``on_session_start``, ``user_prompt_submit`` → ``before_run_callback``;
+  ``on_session_end`` → ``after_run_callback`` (``completed``),
+  ``on_run_error_callback`` (``failed``, or ``stopped`` for a `hookreg.StopRun`)
+  and, for a cancelled run (ADK calls no plugin then), the end of the task
+  that runs the root agent (``cancelled``). Once per run, keyed by ADK's
+  invocation id.
+- ``pre_turn``, ``pre_model_call``, ``model_select`` → ``before_model_callback``,
+  once per LLM call, applied to that call's `LlmRequest`.
+- ``model_turn_finished``, ``post_turn``, ``stop`` → ``after_model_callback``
+  on the final (non-partial) response; ``text_delta``, ``reasoning_delta``,
+  ``tool_call_delta`` on the partial responses of a streamed run.
+- Tool calls → ``before_tool_callback`` (the gate), ``after_tool_callback``
+  and ``on_tool_error_callback`` (the outcome); see `HookregPlugin`.
+
+Example:
+    >>> app = App(name="app", root_agent=agent, plugins=[HookregPlugin(registry)])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import inspect
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from hookreg import (
+    HookPoint,
+    HookRegistry,
+    HookValueError,
+    Message,
+    RequestPatch,
+    RunContext,
+    RunOutcome,
+    StopRun,
+    ToolCallRequest,
+)
+from hookreg._lifecycle import (
+    Deltas,
+    GateResult,
+    RunState,
+    adrive,
+    drive,
+    failed,
+    gate,
+    missing_framework,
+    outcome_for,
+    present,
+    require_registry,
+    require_release,
+    succeeded,
+)
+
+require_release("google_adk", "google-adk", (2, 0))
+
+try:
+    from google.adk.plugins.base_plugin import BasePlugin
+    from google.genai import types
+except ImportError as _error:  # pragma: no cover - exercised by a test that hides the framework
+    raise missing_framework("google_adk", "google-adk", _error) from _error
+
+__all__ = ["HookregPlugin"]
+
+_TOOL_CHOICES = {
+    "none": types.FunctionCallingConfigMode.NONE,
+    "required": types.FunctionCallingConfigMode.ANY,
+    "auto": types.FunctionCallingConfigMode.AUTO,
+}
+
+
+@dataclasses.dataclass(eq=False)
+class _Scope:
+    """One ADK invocation's state: the lifecycle, this call's tools, and each tool call's verdict."""
+
+    state: RunState
+    known: frozenset[str] = frozenset()
+    offered: frozenset[str] | None = None
+    calls: dict[str, ToolCallRequest] = dataclasses.field(default_factory=dict)
+    reported: set[str] = dataclasses.field(default_factory=set)
+    started: dict[str, float] = dataclasses.field(default_factory=dict)
+    deltas: Deltas | None = None
+    watched: tuple[asyncio.Task[Any], Any] | None = None
+
+
+class HookregPlugin(BasePlugin):
+    """An ADK plugin that runs a `HookRegistry`'s hooks in every run of an app.
+
+    Add it in one line: ``App(..., plugins=[HookregPlugin(registry)])``. One
+    plugin serves every run of the app, also concurrently: each ADK
+    invocation gets its own `hookreg.RunContext` (its ``run_id`` is the
+    invocation id, its ``session_id`` ADK's session id).
+
+    Order among ADK's own callbacks: ADK runs plugins before an agent's own
+    ``before_/after_*_callback`` and stops at the first that returns a value.
+    So hookreg's gate judges each call first: a call it refuses is answered by
+    the refusal (the tool's result, ``{"error": text}``) and no agent callback
+    sees it; an allowed call reaches the agent's ``before_tool_callback``,
+    which may still answer it itself (the tool then does not run).
+
+    Tool calls follow the run contract (`hookreg._lifecycle.gate`), in
+    ``before_tool_callback``: an unknown tool, a tool ``active_tools`` left
+    out, or arguments missing a required parameter go to
+    ``invalid_tool_call``; then ``transform_tool_input`` and
+    ``pre_tool_call_decide`` on the transformed args, an ``ask`` through
+    ``notification`` and ``on_interaction``. The tool gets a deep copy of the
+    approved args (written into ADK's own argument dict). A result goes
+    through ``transform_tool_result`` and ``post_tool_call``; a raised
+    exception, or a result dict with an ``"error"`` key (ADK's own way of
+    reporting a failed call), fires ``post_tool_call_failure`` then
+    ``on_tool_error``, whose text the model reads when a hook gives one.
+    """
+
+    def __init__(self, registry: HookRegistry, *, name: str = "hookreg") -> None:
+        """Wrap `registry`.
+
+        Args:
+            registry: The hooks to run.
+            name: The plugin's name, unique among the app's plugins.
+
+        Raises:
+            HookTypeError: `registry` is not a `HookRegistry`.
+        """
+        super().__init__(name)
+        self.registry: HookRegistry = require_registry(registry, "a HookregPlugin")
+        self._runs: dict[str, _Scope] = {}
+        self._ending: set[asyncio.Task[None]] = set()
+
+    def _scope(self, ctx: Any) -> _Scope:
+        """The scope of the invocation `ctx` belongs to (one is made for a call ADK made outside a run)."""
+        scope = self._runs.get(ctx.invocation_id)
+        if scope is None:
+            # an InvocationContext names its agent, a callback's or tool's Context the agent's name
+            name = ctx.agent.name if hasattr(ctx, "agent") else ctx.agent_name
+            run = RunContext(run_id=ctx.invocation_id, session_id=ctx.session.id, agent_name=name)
+            scope = self._runs[ctx.invocation_id] = _Scope(RunState(self.registry, run))
+        return scope
+
+    # --- the run ----------------------------------------------------------------------------
+
+    async def before_run_callback(self, *, invocation_context: Any) -> types.Content | None:
+        """Start the session and gate the prompt (a deny raises `hookreg.StopRun` before any model call)."""
+        scope = self._scope(invocation_context)
+        scope.state.goal = _text(invocation_context.user_content)
+        stopped = await adrive(self.registry, scope.state.start())
+        if stopped is not None:
+            scope.state.outcome = stopped
+            raise StopRun(stopped.reason)
+        return None
+
+    async def before_agent_callback(self, *, agent: Any, callback_context: Any) -> types.Content | None:
+        """Watch the task running the agent: ADK calls no plugin when a run is cancelled, but that task ends."""
+        scope = self._scope(callback_context)
+        task = asyncio.current_task()
+        if scope.watched is None and task is not None:
+            done = functools.partial(self._task_done, callback_context.invocation_id)
+            task.add_done_callback(done)
+            scope.watched = (task, done)
+        return None
+
+    async def after_run_callback(self, *, invocation_context: Any) -> None:
+        """End the session ``completed``."""
+        scope = self._finish(invocation_context.invocation_id)
+        if scope is not None:
+            outcome = RunOutcome(status="completed", turns=scope.state.turns)
+            await adrive(self.registry, scope.state.end(outcome))
+
+    async def on_run_error_callback(self, *, invocation_context: Any, error: Exception) -> None:
+        """End the session ``failed``, or ``stopped`` for a `hookreg.StopRun` (which ADK wraps in RuntimeError)."""
+        scope = self._finish(invocation_context.invocation_id)
+        if scope is None:
+            return
+        stop = _stop_of(error)
+        if stop is None:
+            await adrive(self.registry, scope.state.end_with(error))
+            return
+        outcome = scope.state.outcome or outcome_for(stop, scope.state.turns)
+        scope.state.outcome = None
+        await adrive(self.registry, scope.state.end(outcome, stop))
+
+    def _finish(self, invocation_id: str) -> _Scope | None:
+        scope = self._runs.pop(invocation_id, None)
+        if scope is not None and scope.watched is not None:
+            task, done = scope.watched
+            task.remove_done_callback(done)
+        return scope
+
+    def _task_done(self, invocation_id: str, task: asyncio.Task[Any]) -> None:
+        """The task running the agent ended: a cancelled one ends the session ``cancelled``.
+
+        ADK awaits this task before its run generator goes on, so the session
+        ends before the caller sees the cancellation. Sync hooks run here and
+        then; async ``on_session_end`` hooks run in a task of their own.
+        """
+        if not task.cancelled():
+            return
+        scope = self._finish(invocation_id)
+        if scope is None:
+            return
+        error = asyncio.CancelledError()
+        if any(hook.is_async for hook in self.registry.callbacks(HookPoint.ON_SESSION_END)):
+            ending = asyncio.get_running_loop().create_task(adrive(self.registry, scope.state.end_with(error)))
+            self._ending.add(ending)  # held until done: the loop keeps only a weak reference
+            ending.add_done_callback(self._ending.discard)
+        else:
+            drive(self.registry, scope.state.end_with(error))
+
+    # --- the model call --------------------------------------------------------------------
+
+    async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> Any:
+        """Start the turn (``pre_turn``), then apply the ``pre_model_call`` patch and ``model_select`` pick."""
+        scope, registry = self._scope(callback_context), self.registry
+        stopped = await adrive(registry, scope.state.turn())
+        if stopped is not None:
+            scope.state.outcome = stopped
+            raise StopRun(stopped.reason)
+        scope.known = frozenset(llm_request.tools_dict)
+        scope.deltas = scope.state.deltas()
+        base = RequestPatch(active_tools=scope.known)
+        default = llm_request.model or ""
+        steps = scope.state.model_call(base, default, lambda: _history(llm_request.contents))
+        patch, name = await adrive(registry, steps)
+        if patch is not base:
+            _apply(patch, llm_request)
+            scope.offered = patch.active_tools
+        if name != default:
+            llm_request.model = name
+        return None
+
+    async def after_model_callback(self, *, callback_context: Any, llm_response: Any) -> Any:
+        """Fire the delta points for a partial response; for the final one, ``model_turn_finished`` and ``stop``."""
+        scope = self._scope(callback_context)
+        parts = llm_response.content.parts if llm_response.content and llm_response.content.parts else []
+        if llm_response.partial:
+            if scope.deltas is not None:
+                await adrive(self.registry, _fire_deltas(scope.deltas, parts))
+            return None
+        text = "".join(part.text for part in parts if part.text and not part.thought)
+        calls = [
+            ToolCallRequest(part.function_call.id or "", part.function_call.name or "", part.function_call.args or {})
+            for part in parts
+            if part.function_call
+        ]
+        reason = llm_response.finish_reason
+        raw = reason.name if isinstance(reason, types.FinishReason) else reason
+        # Gemini finishes an answer calling tools with STOP: it is a tool-calls finish
+        normalised = "tool_calls" if calls and raw in (None, "STOP") else raw
+        usage = llm_response.usage_metadata
+        steps = scope.state.answered(
+            text,
+            calls,
+            raw_finish_reason=raw,
+            normalised=normalised,
+            usage=_usage(usage) if usage is not None else None,
+            model=llm_response.model_version,
+        )
+        action = await adrive(self.registry, steps)
+        if action.kind != "continue":
+            msg = (
+                f"Cannot {action.kind} turn {scope.state.turns} as hook {action.decided_by!r} asked: an ADK plugin "
+                "cannot send the model's answer back. Gate the answer's effects in pre_tool_call_decide instead."
+            )
+            raise HookValueError(msg, point=HookPoint.MODEL_TURN_FINISHED)
+        if not calls:
+            feedback = await adrive(self.registry, scope.state.stop(text))
+            if feedback is not None:
+                msg = (
+                    f"Cannot keep the run going with {feedback!r}: ADK ends the agent's turn on an answer that calls "
+                    "no tool, and a plugin cannot add a user message to it. Let stop hooks allow the stop."
+                )
+                raise HookValueError(msg, point=HookPoint.STOP)
+        return None
+
+    # --- tool calls ---------------------------------------------------------------------------
+
+    async def before_tool_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any) -> Any:
+        """Gate the call; a call that may not run is answered with the gate's text, and its tool never runs."""
+        scope, registry = self._scope(tool_context), self.registry
+        call_id = tool_context.function_call_id or ""
+        steps = gate(
+            registry,
+            scope.state.run,
+            tool.name,
+            call_id,
+            tool_args,
+            known=scope.known | {tool.name} if _is_real(tool) else scope.known - {tool.name},
+            offered=scope.offered,
+            validate=functools.partial(_validate, tool),
+        )
+        verdict = await adrive(registry, steps)
+        if verdict.allowed:
+            if verdict.call.args is not tool_args:  # the approved copy, in ADK's own dict: what the tool gets
+                tool_args.clear()
+                tool_args.update(verdict.call.args)
+            scope.calls[call_id] = verdict.call
+            scope.started[call_id] = time.perf_counter()
+            return None
+        scope.reported.add(call_id)
+        if _frameworks_own(verdict, scope) and not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+            return None  # ADK answers it its own way (its text), as it would without hookreg
+        key = "error" if verdict.status in ("failed", "denied") else "result"
+        return {key: verdict.text}
+
+    async def after_tool_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, result: Any) -> Any:
+        """Report the outcome: a result, or a result dict with an ``"error"`` key (a failure)."""
+        scope, registry = self._scope(tool_context), self.registry
+        call_id = tool_context.function_call_id or ""
+        if call_id in scope.reported:  # ADK answered a call hookreg reported already (its own text)
+            scope.reported.discard(call_id)
+            return None
+        call = scope.calls.pop(call_id, None) or ToolCallRequest(call_id, tool.name, dict(tool_args))
+        ms = (time.perf_counter() - scope.started.pop(call_id, time.perf_counter())) * 1000
+        if isinstance(result, Mapping) and "error" in result:
+            error = RuntimeError(present(result["error"]))
+            text = await adrive(
+                registry, failed(registry, scope.state.run, call, error, message=present(result), duration_ms=ms)
+            )
+            return {"error": text} if registry.has_hooks(HookPoint.ON_TOOL_ERROR) else None
+        shown = present(result)
+        text = await adrive(
+            registry, succeeded(registry, scope.state.run, call, result, presentation=shown, duration_ms=ms)
+        )
+        # every transform_tool_result hook returned None when the chain hands back the very presentation it got
+        return None if text is shown else {"result": text}
+
+    async def on_tool_error_callback(
+        self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, error: Exception
+    ) -> Any:
+        """A tool raised: ``post_tool_call_failure`` and ``on_tool_error``; their text answers the call if given."""
+        scope, registry = self._scope(tool_context), self.registry
+        call_id = tool_context.function_call_id or ""
+        if isinstance(error, asyncio.CancelledError) or call_id in scope.reported:
+            scope.reported.discard(call_id)
+            return None
+        call = scope.calls.pop(call_id, None) or ToolCallRequest(call_id, tool.name, dict(tool_args))
+        ms = (time.perf_counter() - scope.started.pop(call_id, time.perf_counter())) * 1000
+        text = await adrive(registry, failed(registry, scope.state.run, call, error, duration_ms=ms))
+        if not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+            return None  # ADK's own handling stands: the error ends the run, as without hookreg
+        scope.reported.add(call_id)  # ADK hands this answer to after_tool_callback: reported already
+        return {"error": text}
+
+
+# --- translations ---------------------------------------------------------------------------
+
+
+def _stop_of(error: BaseException) -> StopRun | None:
+    """The `StopRun` a plugin raised: ADK's plugin manager wraps it in a RuntimeError (its ``__cause__``)."""
+    seen: list[BaseException] = []
+    while error is not None and error not in seen:
+        if isinstance(error, StopRun):
+            return error
+        seen.append(error)
+        error = error.__cause__  # type: ignore[assignment]  # the loop ends on None
+    return None
+
+
+def _is_real(tool: Any) -> bool:
+    """Whether ADK resolved the call to a tool: an unknown name gets a bare placeholder `BaseTool`."""
+    return type(tool).__name__ != "BaseTool"
+
+
+def _frameworks_own(verdict: GateResult, scope: _Scope) -> bool:
+    """A call every ``invalid_tool_call`` hook passed on that ADK itself refuses: an unknown tool, bad arguments.
+
+    A tool ``active_tools`` left out is hookreg's refusal alone (ADK would run it).
+    """
+    if verdict.status != "failed" or verdict.decided_by is not None or verdict.error is None:
+        return False
+    offered = scope.offered is None or verdict.call.tool_name in scope.offered
+    return offered and not verdict.rewritten
+
+
+def _validate(tool: Any, name: str, args: Mapping[str, object]) -> str:
+    """ADK's own check of a function tool's arguments: every required parameter is present."""
+    del name
+    func = getattr(tool, "func", None)
+    if func is None:
+        return ""
+    missing = [
+        param.name
+        for param in inspect.signature(func).parameters.values()
+        if param.default is inspect.Parameter.empty
+        and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
+        and param.name not in ("tool_context", "input_stream")
+        and param.name not in args
+    ]
+    return f"missing required parameters: {', '.join(missing)}" if missing else ""
+
+
+def _text(content: Any) -> str:
+    """The text parts of a `types.Content`, joined (``""`` for none)."""
+    if content is None or not content.parts:
+        return ""
+    return "\n".join(part.text for part in content.parts if part.text)
+
+
+def _usage(usage: Any) -> dict[str, int]:
+    return {
+        "input_tokens": usage.prompt_token_count or 0,
+        "output_tokens": usage.candidates_token_count or 0,
+    }
+
+
+def _fire_deltas(deltas: Deltas, parts: list[Any]) -> Any:
+    """The delta points of one partial response's parts."""
+    for part in parts:
+        if part.text:
+            yield from (deltas.reasoning(part.text) if part.thought else deltas.text(part.text))
+        if part.function_call:
+            call = part.function_call
+            yield from deltas.tool_call(call.id or "", call.name, json.dumps(call.args or {}, default=str))
+
+
+def _apply(patch: RequestPatch, llm_request: Any) -> None:
+    """Apply a merged `RequestPatch` to one `LlmRequest`, in place (ADK sends this very object)."""
+    config = llm_request.config
+    texts = ([patch.preamble] if patch.preamble else []) + list(patch.extra_context or ())
+    if texts:
+        llm_request.append_instructions(texts)
+    if patch.temperature is not None:
+        config.temperature = patch.temperature
+    if patch.max_tokens is not None:
+        config.max_output_tokens = patch.max_tokens
+    if patch.tool_choice is not None:
+        mode = _TOOL_CHOICES.get(patch.tool_choice)
+        calling = (
+            types.FunctionCallingConfig(mode=mode)
+            if mode
+            else types.FunctionCallingConfig(
+                mode=types.FunctionCallingConfigMode.ANY, allowed_function_names=[patch.tool_choice]
+            )
+        )
+        config.tool_config = types.ToolConfig(function_calling_config=calling)
+    if patch.active_tools is not None:
+        keep = patch.active_tools
+        llm_request.tools_dict = {name: tool for name, tool in llm_request.tools_dict.items() if name in keep}
+        for holder in config.tools or ():
+            declarations = getattr(holder, "function_declarations", None)
+            if declarations:
+                holder.function_declarations = [d for d in declarations if d.name in keep]
+    if patch.additional_params:
+        config.labels = {**(config.labels or {}), **{k: str(v) for k, v in patch.additional_params.items()}}
+    if patch.messages is not None:
+        llm_request.contents = [_content(message) for message in patch.messages]
+
+
+def _content(message: Message) -> types.Content:
+    """One `Message` as a `types.Content` (``assistant`` is ADK's ``model`` role; tool results are user parts)."""
+    if message.role == "tool":
+        response = types.FunctionResponse(
+            id=message.tool_call_id, name=message.name or "", response={"result": message.content}
+        )
+        return types.Content(role="user", parts=[types.Part(function_response=response)])
+    role = "model" if message.role == "assistant" else "user"
+    return types.Content(role=role, parts=[types.Part(text=message.content)])
+
+
+def _history(contents: list[Any]) -> list[Message]:
+    """ADK contents as hookreg history, one `Message` per part."""
+    history: list[Message] = []
+    for content in contents:
+        role = "assistant" if content.role == "model" else "user"
+        for part in content.parts or ():
+            if part.text:
+                history.append(Message(role, part.text))
+            elif part.function_call:
+                call = part.function_call
+                history.append(Message("assistant", json.dumps(call.args or {}, default=str), call.name, call.id))
+            elif part.function_response:
+                reply = part.function_response
+                history.append(Message("tool", present(reply.response), reply.name, reply.id))
+    return history
