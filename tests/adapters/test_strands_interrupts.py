@@ -1,5 +1,5 @@
 """A Strands run is one hookreg session, started and ended once: also when an interrupt pauses it and its answer
-resumes it, and when another extension fails the invocation before it starts."""
+resumes it, when another extension fails the invocation before it starts, and when a Swarm times a node out."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from strands import Agent
 from strands.hooks import BeforeInvocationEvent, BeforeToolCallEvent
 from strands.hooks import HookRegistry as StrandsHookRegistry
+from strands.multiagent import Status, Swarm
 from strands.types.interrupt import InterruptResponseContent
 from test_strands import ScriptedModel, echo_tool
 
@@ -21,7 +22,7 @@ from hookreg import (
     UserPromptSubmitContext,
 )
 from hookreg.adapters.strands import HookregProvider
-from hookreg.testing.conformance import RecordingTool
+from hookreg.testing.conformance import Answer, RecordingTool
 
 
 class AsksApproval:
@@ -146,3 +147,13 @@ def test_another_before_invocation_callback_failing_leaves_no_session_open(refus
         with pytest.raises(RuntimeError, match="the invocation check failed"):
             agent("go")
     assert events.count("start") == events.count("end")
+
+
+def test_a_swarm_node_that_times_out_ends_its_session() -> None:
+    """A Swarm node whose model hangs past the node timeout ends its session once, cancelled."""
+    registry, ends = HookRegistry(), list[str]()
+    registry.on_session_end(lambda ctx: ends.append(ctx.outcome.status))
+    model = ScriptedModel([Answer(hang=True)])
+    node = Agent(name="slow", model=model, hooks=[HookregProvider(registry)], callback_handler=None)
+    assert Swarm([node], node_timeout=0.2, execution_timeout=30)("go").status is Status.FAILED
+    assert ends == ["cancelled"]
