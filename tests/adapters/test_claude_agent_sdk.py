@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+import tempfile
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,8 @@ from claude_agent_sdk import (
     PermissionResultDeny,
     ResultMessage,
     ToolPermissionContext,
+    create_sdk_mcp_server,
+    tool,
 )
 
 from hookreg import (
@@ -50,6 +54,7 @@ from hookreg import (
 )
 from hookreg._lifecycle import RunState
 from hookreg.adapters.claude_agent_sdk import HookregHooks, ToolFailure, _Run
+from hookreg.testing.conformance import Answer, ReportedError, RunReport
 from tests.external.claude_code.cli import _OFFLINE, Project, _fake_bash, find_cli
 from tests.external.claude_code.fake_api import FakeMessagesAPI, ModelCall, ModelTurn
 
@@ -456,15 +461,8 @@ class Offline:
     project: Project
 
     def tool_results(self) -> dict[str, str]:
-        """What the model read for each tool call, by call id (from the last request it was sent)."""
-        results: dict[str, str] = {}
-        for message in self.api.log.agent_requests[-1]["messages"]:
-            for part in message["content"] if isinstance(message["content"], list) else ():
-                if part.get("type") == "tool_result":
-                    content = part["content"]
-                    text = content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
-                    results[part["tool_use_id"]] = text
-        return results
+        """What the model read for each tool call, by call id."""
+        return tool_messages(self.api)
 
     def prompts(self) -> list[str]:
         """The user texts the model was sent, in order (feedback from a Stop hook among them)."""
@@ -505,6 +503,19 @@ async def offline(cli: str, root: Path, script: Sequence[ModelTurn]) -> AsyncIte
             cli_path=cli, cwd=str(project.dir), env=env, permission_mode="bypassPermissions", setting_sources=[]
         )
         yield Offline(options, api, project)
+
+
+def tool_messages(api: FakeMessagesAPI) -> dict[str, str]:
+    """What the model read for each call id, in the last request it was sent."""
+    results: dict[str, str] = {}
+    for request in api.log.agent_requests[-1:]:
+        for message in request["messages"]:
+            for part in message["content"] if isinstance(message["content"], list) else ():
+                if part.get("type") == "tool_result":
+                    content = part["content"]
+                    text = content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
+                    results[part["tool_use_id"]] = text
+    return results
 
 
 def bash(call_id: str, command: str) -> ModelCall:
@@ -631,3 +642,129 @@ def test_a_json_tool_result_is_what_post_tool_call_sees(claude_cli: str, tmp_pat
     assert isinstance(ctx.raw_result, Mapping)
     assert ctx.raw_result["stdout"] == "recorded: ls"
     assert json.dumps(dict(ctx.args)) == json.dumps({"command": "ls", "description": "scripted"})
+
+
+# --- the run-contract kit's framework (its rows run in test_claude_agent_sdk_kit.py) -------------------
+
+SERVER = "kit"
+_SCHEMA = {
+    "type": "object",
+    "properties": {"text": {"type": "string"}, "prefix": {"type": "string"}, "suffix": {"type": "string"}},
+    "required": ["text"],
+}
+
+
+def cli_name(name: str) -> str:
+    """What the CLI calls an SDK MCP tool of the kit's server."""
+    return f"mcp__{SERVER}__{name}"
+
+
+class KitAPI(FakeMessagesAPI):
+    """The fake Messages API playing the kit's answers; a hanging answer waits until the run is over."""
+
+    def __init__(self, script: Sequence[ModelTurn], hang_at: int | None) -> None:
+        super().__init__(script)
+        self.hang_at = hang_at
+        self.released = threading.Event()
+
+    def answer(self, body: Mapping[str, Any]) -> ModelTurn:
+        turn = super().answer(body)
+        answered = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+        if answered == self.hang_at:
+            self.released.wait(timeout=60)
+        return turn
+
+
+def script(answers: tuple[Answer, ...]) -> list[ModelTurn]:
+    """The kit's answers as the fake API's turns, the tools named as the CLI names them."""
+    return [
+        ModelTurn(
+            text=answer.text,
+            calls=[ModelCall(cli_name(c.tool_name), dict(c.args), c.call_id) for c in answer.calls],  # type: ignore[arg-type]
+        )
+        for answer in answers
+    ]
+
+
+def mcp_tool(name: str, fn: Callable[..., str]) -> Any:
+    """An SDK MCP tool running `fn` (a ReportedError is reported as an error result, other exceptions raise)."""
+
+    async def handler(args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            text = fn(**args)
+        except ReportedError as exc:
+            return {"content": [{"type": "text", "text": str(exc)}], "is_error": True}
+        return {"content": [{"type": "text", "text": text}]}
+
+    return tool(name, f"The kit's {name} tool.", _SCHEMA)(handler)
+
+
+@dataclass
+class SdkWiring:
+    cli: str
+    registry: HookRegistry
+    tools: Mapping[str, Callable[..., str]]
+
+    async def run(self, answers: tuple[Answer, ...], *, prompt: str, streamed: bool) -> RunReport:
+        hang_at = next((i for i, a in enumerate(answers) if a.hang), None)
+        names = {cli_name(name): name for name in self.tools}
+        hooks = HookregHooks(self.registry, tool_names=names)
+        server = create_sdk_mcp_server(SERVER, tools=[mcp_tool(n, fn) for n, fn in self.tools.items()])
+        api = KitAPI(script(answers), hang_at)
+        with tempfile.TemporaryDirectory() as scratch, api:
+            home = Path(scratch) / "home"
+            home.mkdir()
+            env = {"HOME": str(home), "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-offline", **_OFFLINE}
+            options = ClaudeAgentOptions(
+                cli_path=self.cli,
+                cwd=scratch,
+                env=env,
+                permission_mode="bypassPermissions",
+                setting_sources=[],
+                mcp_servers={SERVER: server},
+                include_partial_messages=streamed,
+            )
+            output = ""
+            try:
+                async for message in hooks.query(prompt=prompt, options=options):
+                    if isinstance(message, ResultMessage):
+                        output = message.result or ""
+            finally:
+                api.released.set()
+            return RunReport(tool_messages=tool_messages(api), output=output)
+
+
+class ClaudeAgentSdk:
+    """The Claude Agent SDK as a kit `Framework`: the pinned CLI, the kit's tools as an SDK MCP server."""
+
+    name = "claude-agent-sdk"
+    streams = True
+    stop_raises = True
+    limits: Mapping[str, str] = {
+        # The CLI checks a call's tool and arguments itself before any hook runs and answers an invalid call
+        # on its own: no hook event reaches hookreg.
+        "non_object_arguments": "the CLI refuses arguments that are not an object before any hook runs",
+        "malformed_arguments": "the CLI refuses malformed arguments before any hook runs",
+        "arguments_failing_the_schema": "the CLI checks arguments against the tool's schema before any hook runs",
+        "unknown_tool": "the CLI answers a call to an unknown tool itself: no hook event reaches hookreg",
+        "tool_not_offered": "the SDK offers no per-request tool list: pre_model_call never fires",
+        "model_error_ends_failed": (
+            "the model is called in the CLI's process: the caller gets the SDK's error result, never the "
+            "model's own exception (the session still ends failed)"
+        ),
+        "finish_reasons_mapped": "the SDK shows no event after each model call: model_turn_finished never fires",
+        "observers_fire_once": (
+            "raw_result is the CLI's tool_response (an MCP tool's content blocks), not the Python value the "
+            "tool returned (the rest of the row holds: see test_claude_agent_sdk.py)"
+        ),
+        "tool_fails_by_exception_and_by_error_result": (
+            "the model reads the CLI's own error text; on_tool_error's text reaches it as additionalContext "
+            "beside the tool result, not in it"
+        ),
+    }
+
+    def __init__(self, cli: str) -> None:
+        self.cli = cli
+
+    def wire(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> SdkWiring:
+        return SdkWiring(self.cli, registry, tools)
