@@ -14,7 +14,9 @@ after the other or concurrently.
 
 Where each hook point runs:
 
-- ``on_session_start``, ``user_prompt_submit``: ``BeforeInvocationEvent``.
+- ``on_session_start``, ``user_prompt_submit``: ``BeforeInvocationEvent``,
+  after every other callback (one that raises or refuses the invocation
+  leaves no session behind; the prompt gate judges the messages as sent).
   ``pre_turn``: ``BeforeModelCallEvent``. A deny (or an ``ask`` that
   ``on_interaction`` does not approve, after ``notification``) ends the run:
   the caller gets `hookreg.StopRun` with the reason and ``on_session_end``
@@ -50,12 +52,17 @@ Where each hook point runs:
   `hookreg.HookValueError`. Strands ends a run whose answer hit the output
   cap with ``MaxTokensReachedException`` (after ``model_turn_finished``).
 - The tool points: ``BeforeToolCallEvent`` runs the whole gate of
-  ``hookreg._lifecycle``: when an ``invalid_tool_call`` hook listens, an
-  unknown tool, a tool not offered this turn, arguments that are not a JSON
-  object (also malformed JSON, which Strands itself would turn into ``{}``:
-  the raw text is taken from the stream) or that fail the tool's input
-  schema go to it and never run as sent (with none listening, those are
-  Strands' own to handle, and only a tool a patch took away is refused);
+  ``hookreg._lifecycle``, before interventions and the callbacks listed
+  after the provider (so before any of them asks a human), and the
+  provider's ``ExecuteToolStage`` middleware, innermost, judges the call
+  again when another extension changed it on the way (an unchanged call
+  keeps its verdict: no hook runs twice). When an ``invalid_tool_call`` hook
+  listens, an unknown tool, a tool not offered this turn, arguments that
+  are not a JSON object (also malformed JSON, which Strands itself would
+  turn into ``{}``: the raw text is taken from the stream) or that fail the
+  tool's input schema go to it and never run as sent (with none listening,
+  or when every one passes on a tool the agent lacks, those are Strands'
+  own to handle, and only a tool a patch took away is refused);
   then ``transform_tool_input``, ``pre_tool_call_decide``, ``notification``
   and ``on_interaction`` for an ``ask``, and ``permission_denied``. A call that does not run is cancelled with the text
   the model reads as its error result.
@@ -71,10 +78,12 @@ Where each hook point runs:
   a run Strands' structured-output tool ended: that tool is not a user tool
   call and reaches no tool point),
   ``stopped`` (a `hookreg.StopRun`, a run-level deny, Strands' other stop
-  reasons, such as ``interrupt``: resuming an interrupted agent is a new
-  session), ``failed`` (the model or anything else raised) or ``cancelled``
+  reasons), ``failed`` (the model or anything else raised) or ``cancelled``
   (the invocation's task was cancelled, the caller closed the stream, or
-  ``agent.cancel()``). ``run.is_streaming`` stays ``False``: Strands'
+  ``agent.cancel()``). A run a Strands interrupt paused is not ended: the
+  invocation resuming it with the interrupt's answers goes on in the same
+  session; one Strands drops for a new prompt ends ``cancelled``.
+  ``run.is_streaming`` stays ``False``: Strands'
   events do not say whether the caller streams (``invoke_async`` streams
   internally too).
 
