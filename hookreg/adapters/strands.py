@@ -267,6 +267,7 @@ class _Run:
     refused: set[str] = field(default_factory=set)  # calls the innermost gate refused: no outcome point is theirs
     error: BaseException | None = None
     retrying: bool = False
+    direct: bool = False  # a tool called outside an invocation (``agent.tool.x()``): the run is that one call
 
 
 def _text(content: object) -> str:
@@ -504,6 +505,25 @@ class HookregProvider:
     def _run(self, where: _Invocation) -> _Run:
         """This invocation's run (a tool called outside an invocation gets a run of its own, not kept)."""
         return self._current(where) or _Run(RunState(self.registry, RunContext()))
+
+    def _tool_run(self, where: _Invocation) -> _Run:
+        """The run of a tool call: its invocation's, else (``agent.tool.x()``) one kept until the call is answered.
+
+        A direct call's run is kept so that its two gates (the callback and the
+        innermost middleware) share the verdict; `_answered` drops it.
+        """
+        run = self._current(where)
+        if run is None:
+            run = _Run(RunState(self.registry, RunContext()), direct=True)
+            self._runs[id(where.agent), id(where.invocation_state)] = (where.agent, where.invocation_state, run)
+        return run
+
+    def _answered(self, where: _Invocation) -> _Run:
+        """The run of a tool call that was answered; a direct call's run is forgotten with it."""
+        run = self._tool_run(where)
+        if run.direct:
+            del self._runs[id(where.agent), id(where.invocation_state)]
+        return run
 
     async def _end(self, where: _Invocation, outcome: RunOutcome, error: BaseException | None) -> None:
         """Fire ``on_session_end`` once and forget the run."""
@@ -833,7 +853,7 @@ class HookregProvider:
         """
         if isinstance(event.selected_tool, StructuredOutputTool):
             return  # Strands' own structured-output tool: not a user tool call, no tool point judges it
-        run = self._run(event)
+        run = self._tool_run(event)
         use: ToolUse = event.tool_use
         verdict = await self._verdict(run, event.agent, event.selected_tool, use)
         if not verdict.allowed:
@@ -864,7 +884,7 @@ class HookregProvider:
             async for event in next_fn(context):
                 yield event
             return
-        run, use = self._run(context), context.tool_use
+        run, use = self._tool_run(context), context.tool_use
         call_id = str(use["toolUseId"])
         verdict = await self._verdict(run, context.agent, context.tool, use)
         if not verdict.allowed:
@@ -887,9 +907,11 @@ class HookregProvider:
         """
         if isinstance(event.exception, StopRun):
             raise event.exception
-        if event.cancel_message is not None or isinstance(event.selected_tool, StructuredOutputTool):
+        if isinstance(event.selected_tool, StructuredOutputTool):
             return
-        run, use = self._run(event), event.tool_use
+        run, use = self._answered(event), event.tool_use
+        if event.cancel_message is not None:
+            return
         call_id = str(use["toolUseId"])
         judged = run.judged.pop(call_id, None)  # the call is answered: a retry is judged anew
         if call_id in run.refused:

@@ -94,3 +94,24 @@ def test_an_unedited_call_is_judged_once() -> None:
     """A call no other extension edits is judged once, and runs with what was approved."""
     model, ran, denied, judged = _run()
     assert (ran, denied, judged, model.tool_outputs) == (["hi"], [], ["hi"], ["hi"])
+
+
+def test_a_direct_tool_call_is_judged_once() -> None:
+    """``agent.tool.echo(...)``, outside any invocation, is judged once by its two gates and runs once."""
+    registry, judged, ran = HookRegistry(), list[str](), list[str]()
+
+    @registry.pre_tool_call_decide
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        judged.append(str(ctx.args["text"]))
+        return _no_rm(ctx)
+
+    def tool(text: str) -> str:
+        ran.append(text)
+        return text
+
+    provider = HookregProvider(registry)
+    agent = Agent(model=ScriptedModel([]), tools=[echo_tool(tool)], hooks=[provider], callback_handler=None)
+    agent.tool.echo(text="hi")
+    denied = agent.tool.echo(text=DANGER, record_direct_tool_call=False)
+    assert (judged, ran) == (["hi", DANGER], ["hi"])
+    assert denied["content"] == [{"text": "rm is not allowed"}]
