@@ -292,7 +292,9 @@ class HookregPlugin(BasePlugin):
             tool.name,
             call_id,
             tool_args,
-            known=scope.known | {tool.name} if _is_real(tool) else scope.known - {tool.name},
+            # ADK resolves calls against the tools this request offered: a tool active_tools left out is
+            # a placeholder there, but a known tool all the same (not offered, rather than unknown)
+            known=scope.known | {tool.name} if _is_real(tool) else scope.known,
             offered=scope.offered,
             validate=functools.partial(_validate, tool),
         )
