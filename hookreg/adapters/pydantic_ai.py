@@ -36,8 +36,8 @@ Mapping (hookreg point → pydantic-ai capability hook):
   the history, the text follows it; both count against pydantic-ai's output
   retry budget). ``stop`` fires for answers calling no function tool.
 - Tool calls → ``after_model_request`` (calls to tools pydantic-ai does not
-  know), ``wrap_tool_validate`` (every other call) and ``wrap_tool_execute``;
-  see `HookregCapability`.
+  know), ``wrap_tool_validate`` (every other call) and ``wrap_tool_execute``,
+  in the innermost capability; see `HookregCapability`.
 - ``text_delta``, ``reasoning_delta``, ``tool_call_delta`` → ``on_event``, in
   streamed runs (``agent.run_stream``); a blocking run stays blocking and fires none.
 
@@ -47,11 +47,13 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import time
+import weakref
 from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from hookreg import (
     HookPoint,
@@ -95,7 +97,7 @@ try:
     import anyio
     from pydantic import ValidationError
     from pydantic_ai import RunContext as PaiRunContext
-    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering, CombinedCapability
     from pydantic_ai.exceptions import (
         AgentRunError,
         ApprovalRequired,
@@ -164,96 +166,78 @@ class _Scope:
     ran: dict[str, str] = dataclasses.field(default_factory=dict)
     aggregated: dict[int, str] = dataclasses.field(default_factory=dict)
     deltas: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    approved: dict[str, ValidatedToolArgs] = dataclasses.field(default_factory=dict)
+    key: object = None
 
 
-class HookregCapability(AbstractCapability[Any]):
-    """A pydantic-ai capability that runs a `HookRegistry`'s hooks inside the agent loop.
-
-    One capability may serve many runs, also concurrently: pydantic-ai calls
-    `for_run` for each run, which returns a copy holding that run's own
-    `hookreg.RunContext` and state.
-
-    Tool calls follow the run contract (`hookreg._lifecycle.gate`):
-
-    - A call to a tool pydantic-ai does not know is gated in
-      ``after_model_request``; the model reads the text ``invalid_tool_call``
-      and ``on_tool_error`` settle on (written over pydantic-ai's own "unknown
-      tool" retry prompt in the history before the next request); ``repair``
-      renames the call, which then runs through the gate.
-    - Every other call is gated in ``wrap_tool_validate``, on the model's raw
-      arguments: a tool ``active_tools`` left out, and arguments pydantic-ai's
-      schema check refuses (not a JSON object, malformed JSON, failing the
-      schema) go to ``invalid_tool_call``; then ``transform_tool_input``,
-      ``pre_tool_call_decide`` on the transformed args, an ``ask`` through
-      ``notification`` and ``on_interaction``. A call that may not run becomes
-      a failed tool result carrying the text
-      (`pydantic_ai.exceptions.ToolFailed`; a ``retry`` answer becomes a
-      `pydantic_ai.exceptions.ModelRetry`, which counts against the tool's
-      retries); the tool never runs. Refused arguments stay pydantic-ai's to
-      handle when no ``invalid_tool_call`` hook listens or every one passes:
-      its own error, text and retry count (``Tool(max_retries=...)``,
-      ``Agent(retries=...)``), with ``post_tool_call_failure`` and
-      ``on_tool_error`` (kind ``INVALID_ARGS``) fired; they never reach the
-      gate. pydantic-ai then validates the effective arguments as usual; when
-      the tool's own ``args_validator`` refuses them, the failure points fire
-      the same way and the tool never runs.
-    - ``wrap_tool_execute`` runs the tool. A result goes through
-      ``transform_tool_result`` (the model then reads the presentation
-      string) and ``post_tool_call``. A failure — an exception, a
-      `ModelRetry` or a `ToolFailed` raised by the tool — fires
-      ``post_tool_call_failure`` then ``on_tool_error``, never
-      ``post_tool_call``. With ``on_tool_error`` hooks the model reads their
-      text: a `ModelRetry` stays a retry request and a `ToolFailed` a failed
-      result, each carrying the new text, and an exception becomes a failed
-      result; without them pydantic-ai's own text stands and an exception
-      ends the run, as it would without hookreg.
-
-    An ``ask`` is settled inside the run through ``on_interaction``, not with
-    pydantic-ai's deferred approval (``ApprovalRequired``): a deferral ends the
-    run with `DeferredToolRequests` as its output, which the agent's output
-    type must allow and the caller must resume, so the same registry would
-    behave differently here than in every other loop.
-
-    After a `hookreg.StopRun`, each tool call of the stopped answer that has
-    no result gets a "not run" notice in the message history the caller
-    reads with `pydantic_ai.capture_run_messages`.
-
-    Sync and async hooks both work: hooks are awaited with the registry's
-    ``a``-methods inside pydantic-ai's async callbacks.
-    """
+class _Part(AbstractCapability[Any]):
+    """One of the two capabilities a `HookregCapability` places in an agent; both hold the same run's state."""
 
     def __init__(
-        self, registry: HookRegistry, *, models: Mapping[str, Model] | None = None, run: RunContext | None = None
+        self,
+        registry: HookRegistry,
+        models: Mapping[str, Model],
+        runs: weakref.WeakValueDictionary[object, _Scope],
+        scope: _Scope | None = None,
     ) -> None:
-        """Wrap `registry`.
-
-        Args:
-            registry: The hooks to run.
-            models: Models a ``model_select`` hook may pick by name; other
-                names go through `pydantic_ai.models.infer_model`.
-            run: The run context of one agent run; `for_run` gives every
-                agent run a fresh one, so leave it unset.
-
-        Raises:
-            HookTypeError: `registry` is not a `HookRegistry`.
-        """
-        self.registry: HookRegistry = require_registry(registry, "a HookregCapability")
-        self.models: Mapping[str, Model] = dict(models or {})
-        self._scope = _Scope(RunState(self.registry, run or RunContext()))
+        self.registry = registry
+        self.models = models
+        self._runs = runs
+        self._scope = scope if scope is not None else _Scope(RunState(registry, RunContext()))
 
     @property
     def run(self) -> RunContext:
         """This run's context (the current turn's, once a turn started)."""
         return self._scope.state.run
 
-    async def for_run(self, ctx: PaiRunContext[Any]) -> HookregCapability:
-        """Return a copy holding a fresh `hookreg.RunContext` and run state for this agent run."""
-        run_id = ctx.run_id or RunContext().run_id
-        agent_name = ctx.agent.name if ctx.agent is not None else None
-        run = RunContext(run_id=run_id, session_id=ctx.conversation_id or run_id, agent_name=agent_name)
-        copy = HookregCapability(self.registry, models=self.models, run=run)
-        copy._scope.state.goal = _prompt_text(ctx.prompt)
-        return copy
+    async def for_run(self, ctx: PaiRunContext[Any]) -> Self:
+        """Return a copy holding this agent run's state: a fresh `hookreg.RunContext`, shared with the other part."""
+        key: object = ctx.run_id if ctx.run_id is not None else id(ctx)
+        scope = self._runs.get(key)
+        if scope is None:  # the first of the two parts pydantic-ai binds to this run starts its state
+            run_id = ctx.run_id or RunContext().run_id
+            agent_name = ctx.agent.name if ctx.agent is not None else None
+            run = RunContext(run_id=run_id, session_id=ctx.conversation_id or run_id, agent_name=agent_name)
+            scope = self._runs[key] = _Scope(RunState(self.registry, run), key=key)
+            scope.state.goal = _prompt_text(ctx.prompt)
+        return type(self)(self.registry, self.models, self._runs, scope)
+
+    async def _gate(
+        self, ctx: PaiRunContext[Any], call: ToolCallPart, raw: object, functions: Collection[str], validate: Validator
+    ) -> GateResult:
+        scope = self._scope
+        steps = gate(
+            self.registry,
+            scope.state.run,
+            call.tool_name,
+            call.tool_call_id,
+            raw,
+            known=functions,
+            offered=scope.offered,
+            validate=validate,
+        )
+        return await adrive(self.registry, steps)
+
+    async def _failed(
+        self,
+        call: ToolCallRequest,
+        error: BaseException,
+        message: str | None,
+        started: float | None = None,
+        kind: ToolErrorKind | None = None,
+    ) -> str:
+        """Report a failed call (`hookreg._lifecycle.failed`); return the text the model should read."""
+        ms = 0.0 if started is None else (time.perf_counter() - started) * 1000
+        steps = failed(self.registry, self._scope.state.run, call, error, kind=kind, message=message, duration_ms=ms)
+        return await adrive(self.registry, steps)
+
+
+class _RunPoints(_Part):
+    """hookreg's run, turn, model and stream points: the outermost capability, around every other one."""
+
+    def get_ordering(self) -> CapabilityOrdering:
+        """Outermost: the session starts before, and ends after, every other capability's part of the run."""
+        return CapabilityOrdering(position="outermost")
 
     @property
     def has_on_event(self) -> bool:
@@ -276,6 +260,8 @@ class HookregCapability(AbstractCapability[Any]):
     async def wrap_run(self, ctx: PaiRunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         """Start the session and gate the prompt; end the session exactly once, however the run ends."""
         scope, registry = self._scope, self.registry
+        if self._runs.get(scope.key) is scope:  # a later run given the same run_id starts afresh
+            del self._runs[scope.key]
         try:
             stopped = await adrive(registry, scope.state.start())
             if stopped is not None:
@@ -303,6 +289,7 @@ class HookregCapability(AbstractCapability[Any]):
         scope.history = ctx.messages  # the run's live history (wrap_run's context holds none yet)
         _rewrite_unknown(ctx.messages, scope.rewrites)
         scope.gated.clear()  # verdicts hold for their own turn only: models reuse call ids across turns
+        scope.approved.clear()
         stopped = await adrive(registry, scope.state.turn())
         if stopped is not None:
             scope.stopped = stopped
@@ -389,144 +376,6 @@ class HookregCapability(AbstractCapability[Any]):
                 self._scope.rewrites[part.tool_call_id] = verdict
         return dataclasses.replace(response, parts=parts) if parts != list(response.parts) else response
 
-    async def _gate(
-        self, ctx: PaiRunContext[Any], call: ToolCallPart, raw: object, functions: Collection[str], validate: Validator
-    ) -> GateResult:
-        scope = self._scope
-        steps = gate(
-            self.registry,
-            scope.state.run,
-            call.tool_name,
-            call.tool_call_id,
-            raw,
-            known=functions,
-            offered=scope.offered,
-            validate=validate,
-        )
-        return await adrive(self.registry, steps)
-
-    async def wrap_tool_validate(
-        self,
-        ctx: PaiRunContext[Any],
-        *,
-        call: ToolCallPart,
-        tool_def: ToolDefinition,
-        args: RawToolArgs,
-        handler: WrapToolValidateHandler,
-    ) -> ValidatedToolArgs:
-        """Gate the call on the model's raw arguments, then let pydantic-ai validate the effective ones.
-
-        Arguments pydantic-ai refuses stay pydantic-ai's to handle unless an
-        ``invalid_tool_call`` hook answers: its own error, text and retry count
-        (``Tool(max_retries=...)``), so a model that keeps sending them is still
-        stopped by the tool's retry budget. They never reach the gate.
-        """
-        scope, registry = self._scope, self.registry
-        verdict = scope.gated.get(call.tool_call_id)
-        if verdict is None:
-            functions = _function_tools(ctx, None) | {tool_def.name}
-            parsed, error = _parse(args), _schema_error(ctx, tool_def.name, args)
-            frameworks = bool(error) and (scope.offered is None or call.tool_name in scope.offered)
-            reported: str | None = None
-            if not frameworks or registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
-                verdict = await self._gate(ctx, call, parsed, functions, _validator(ctx, parsed, error))
-                if frameworks and verdict.status == "failed" and verdict.decided_by is None:
-                    reported, verdict = verdict.text, None  # every invalid_tool_call hook passed: they are reported
-            if verdict is None:
-                request = ToolCallRequest(
-                    call.tool_call_id, call.tool_name, parsed if isinstance(parsed, Mapping) else {}
-                )
-                accepted = await self._validated(request, args, handler, reported)  # raises pydantic-ai's own error
-                # pydantic-ai accepted them after all (another capability's on_tool_validate_error repaired them):
-                # the gate judges what it accepted
-                verdict = await self._gate(ctx, call, accepted, functions, _validator(ctx))
-            scope.gated[call.tool_call_id] = verdict
-        if not verdict.allowed:
-            raise ModelRetry(verdict.text) if verdict.status == "retry" else ToolFailed(verdict.text)
-        return await self._validated(verdict.call, dict(verdict.call.args), handler)
-
-    async def _validated(
-        self, call: ToolCallRequest, args: RawToolArgs, handler: WrapToolValidateHandler, reported: str | None = None
-    ) -> ValidatedToolArgs:
-        """pydantic-ai's validation of `args`; a refusal fires the failure points (``INVALID_ARGS``), and stays one.
-
-        A `ValidationError` or `ModelRetry` keeps counting against the tool's
-        retries; with ``on_tool_error`` hooks the model reads their text.
-        `reported` is that text when the failure points already fired.
-        """
-        try:
-            return await handler(args)
-        except (ValidationError, ModelRetry, ToolFailed) as exc:  # the tool's own args_validator refused them
-            self._scope.gated.pop(call.call_id, None)
-            message = exc.message if isinstance(exc, ModelRetry | ToolFailed) else str(exc)
-            text = reported
-            if text is None:
-                text = await self._failed(call, exc, message, kind=ToolErrorKind.INVALID_ARGS)
-            if not self.registry.has_hooks(HookPoint.ON_TOOL_ERROR):
-                raise
-            raise (ToolFailed(text) if isinstance(exc, ToolFailed) else ModelRetry(text)) from exc
-
-    async def wrap_tool_execute(
-        self,
-        ctx: PaiRunContext[Any],
-        *,
-        call: ToolCallPart,
-        tool_def: ToolDefinition,
-        args: ValidatedToolArgs,
-        handler: WrapToolExecuteHandler,
-    ) -> Any:
-        """Run the tool and report its outcome: a result, or a failure however the tool signalled it."""
-        registry, run = self.registry, self._scope.state.run
-        verdict = self._scope.gated.pop(call.tool_call_id, None)
-        if verdict is None:  # validation was skipped by another capability: never run a call ungated
-            verdict = await self._gate(ctx, call, args, _function_tools(ctx, None) | {tool_def.name}, _validator(ctx))
-            if not verdict.allowed:
-                raise ToolFailed(verdict.text)
-        request = verdict.call
-        started = time.perf_counter()
-        try:
-            raw = await handler(args)
-        except _PASS_THROUGH:
-            raise
-        except (ToolRetryError, ToolFailedError) as exc:  # the tool raised ModelRetry / ToolFailed
-            part = exc.tool_retry if isinstance(exc, ToolRetryError) else exc.tool_failed
-            error = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
-            text = await self._failed(request, error, str(part.content), started)
-            if isinstance(part, ToolReturnPart | RetryPromptPart) and registry.has_hooks(HookPoint.ON_TOOL_ERROR):
-                part.content = text
-            raise
-        except AgentRunError as exc:  # pydantic-ai ends the run (a retry budget spent): report, never swallow
-            await self._failed(request, exc.__cause__ if isinstance(exc.__cause__, Exception) else exc, None, started)
-            raise
-        except Exception as exc:
-            # the text `failed` starts on_tool_error from, held so that a chain of hooks returning None is seen
-            default = error_text(exc)
-            text = await self._failed(request, exc, default, started)
-            if text is default:  # no on_tool_error hook, or none gave a text: pydantic-ai's own handling
-                raise
-            raise ToolFailed(text) from exc
-        ms = (time.perf_counter() - started) * 1000
-        shown = self._scope.ran[call.tool_call_id] = present(raw)  # the history's text if a result hook stops the run
-        text = await adrive(registry, succeeded(registry, run, request, raw, presentation=shown, duration_ms=ms))
-        self._scope.ran.pop(call.tool_call_id, None)
-        # every transform_tool_result hook returned None when the chain hands back the very presentation it got
-        return raw if text is shown else text
-
-    async def _failed(
-        self,
-        call: ToolCallRequest,
-        error: BaseException,
-        message: str | None,
-        started: float | None = None,
-        kind: ToolErrorKind | None = None,
-    ) -> str:
-        """Report a failed call (`hookreg._lifecycle.failed`); return the text the model should read."""
-        ms = 0.0 if started is None else (time.perf_counter() - started) * 1000
-        steps = failed(self.registry, self._scope.state.run, call, error, kind=kind, message=message, duration_ms=ms)
-        return await adrive(self.registry, steps)
-
-    # --- streamed deltas ----------------------------------------------------------------------
-
     async def on_event(self, ctx: PaiRunContext[Any], *, event: AgentStreamEvent) -> None:
         """Fire ``text_delta``, ``reasoning_delta`` and ``tool_call_delta`` for the streamed answer."""
         run = dataclasses.replace(self._scope.state.run, is_streaming=True)
@@ -566,6 +415,214 @@ class HookregCapability(AbstractCapability[Any]):
         if delta:
             ctx = ToolCallDeltaContext(call_id=call_id, tool_name=tool_name or None, delta=delta, run=run)
             await self.registry.anotify(HookPoint.TOOL_CALL_DELTA, ctx)
+
+
+class _ToolGate(_Part):
+    """hookreg's tool points: the innermost capability, so the gate judges a call as every other one left it."""
+
+    def get_ordering(self) -> CapabilityOrdering:
+        """Innermost: closest to the tool, after every other capability edited the call."""
+        return CapabilityOrdering(position="innermost")
+
+    async def wrap_tool_validate(
+        self,
+        ctx: PaiRunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: RawToolArgs,
+        handler: WrapToolValidateHandler,
+    ) -> ValidatedToolArgs:
+        """Gate the call on the model's raw arguments, then let pydantic-ai validate the effective ones.
+
+        Arguments pydantic-ai refuses stay pydantic-ai's to handle unless an
+        ``invalid_tool_call`` hook answers: its own error, text and retry count
+        (``Tool(max_retries=...)``), so a model that keeps sending them is still
+        stopped by the tool's retry budget. They never reach the gate.
+        """
+        scope, registry = self._scope, self.registry
+        verdict = scope.gated.get(call.tool_call_id)
+        if verdict is None:
+            functions = _function_tools(ctx, None) | {tool_def.name}
+            parsed, error = _parse(args), _schema_error(ctx, tool_def.name, args)
+            frameworks = bool(error) and (scope.offered is None or call.tool_name in scope.offered)
+            reported: str | None = None
+            if not frameworks or registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
+                verdict = await self._gate(ctx, call, parsed, functions, _validator(ctx, parsed, error))
+                if frameworks and verdict.status == "failed" and verdict.decided_by is None:
+                    reported, verdict = verdict.text, None  # every invalid_tool_call hook passed: they are reported
+            if verdict is None:
+                request = ToolCallRequest(
+                    call.tool_call_id, call.tool_name, parsed if isinstance(parsed, Mapping) else {}
+                )
+                accepted = await self._validated(request, args, handler, reported)  # raises pydantic-ai's own error
+                # pydantic-ai accepted them after all (another capability's on_tool_validate_error repaired them):
+                # the gate judges what it accepted
+                verdict = await self._gate(ctx, call, accepted, functions, _validator(ctx))
+            scope.gated[call.tool_call_id] = verdict
+        if not verdict.allowed:
+            raise ModelRetry(verdict.text) if verdict.status == "retry" else ToolFailed(verdict.text)
+        validated = await self._validated(verdict.call, dict(verdict.call.args), handler)
+        if _judges(registry):  # what wrap_tool_execute may run unjudged: any other arguments are judged again
+            scope.approved[call.tool_call_id] = _snapshot(validated)
+        return validated
+
+    async def _validated(
+        self, call: ToolCallRequest, args: RawToolArgs, handler: WrapToolValidateHandler, reported: str | None = None
+    ) -> ValidatedToolArgs:
+        """pydantic-ai's validation of `args`; a refusal fires the failure points (``INVALID_ARGS``), and stays one.
+
+        A `ValidationError` or `ModelRetry` keeps counting against the tool's
+        retries; with ``on_tool_error`` hooks the model reads their text.
+        `reported` is that text when the failure points already fired.
+        """
+        try:
+            return await handler(args)
+        except (ValidationError, ModelRetry, ToolFailed) as exc:  # the tool's own args_validator refused them
+            self._scope.gated.pop(call.call_id, None)
+            message = exc.message if isinstance(exc, ModelRetry | ToolFailed) else str(exc)
+            text = reported
+            if text is None:
+                text = await self._failed(call, exc, message, kind=ToolErrorKind.INVALID_ARGS)
+            if not self.registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+                raise
+            raise (ToolFailed(text) if isinstance(exc, ToolFailed) else ModelRetry(text)) from exc
+
+    async def wrap_tool_execute(
+        self,
+        ctx: PaiRunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: ValidatedToolArgs,
+        handler: WrapToolExecuteHandler,
+    ) -> Any:
+        """Run the tool and report its outcome: a result, or a failure however the tool signalled it."""
+        registry, run = self.registry, self._scope.state.run
+        verdict = self._scope.gated.pop(call.tool_call_id, None)
+        approved = self._scope.approved.pop(call.tool_call_id, args)
+        # validation was skipped by another capability, or another one changed the arguments after the gate
+        # approved them (its wrap_tool_execute, an after_tool_validate or before_tool_execute hook): judge the call
+        # as it will run, never run it ungated
+        if verdict is None or args != approved:
+            verdict = await self._gate(ctx, call, args, _function_tools(ctx, None) | {tool_def.name}, _validator(ctx))
+            if not verdict.allowed:
+                raise ModelRetry(verdict.text) if verdict.status == "retry" else ToolFailed(verdict.text)
+            args = dict(verdict.call.args)
+        request = verdict.call
+        started = time.perf_counter()
+        try:
+            raw = await handler(args)
+        except _PASS_THROUGH:
+            raise
+        except (ToolRetryError, ToolFailedError) as exc:  # the tool raised ModelRetry / ToolFailed
+            part = exc.tool_retry if isinstance(exc, ToolRetryError) else exc.tool_failed
+            error = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
+            text = await self._failed(request, error, str(part.content), started)
+            if isinstance(part, ToolReturnPart | RetryPromptPart) and registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+                part.content = text
+            raise
+        except AgentRunError as exc:  # pydantic-ai ends the run (a retry budget spent): report, never swallow
+            await self._failed(request, exc.__cause__ if isinstance(exc.__cause__, Exception) else exc, None, started)
+            raise
+        except Exception as exc:
+            # the text `failed` starts on_tool_error from, held so that a chain of hooks returning None is seen
+            default = error_text(exc)
+            text = await self._failed(request, exc, default, started)
+            if text is default:  # no on_tool_error hook, or none gave a text: pydantic-ai's own handling
+                raise
+            raise ToolFailed(text) from exc
+        ms = (time.perf_counter() - started) * 1000
+        shown = self._scope.ran[call.tool_call_id] = present(raw)  # the history's text if a result hook stops the run
+        text = await adrive(registry, succeeded(registry, run, request, raw, presentation=shown, duration_ms=ms))
+        self._scope.ran.pop(call.tool_call_id, None)
+        # every transform_tool_result hook returned None when the chain hands back the very presentation it got
+        return raw if text is shown else text
+
+
+class HookregCapability(CombinedCapability[Any]):
+    """A pydantic-ai capability that runs a `HookRegistry`'s hooks inside the agent loop.
+
+    It is two capabilities, which the agent places apart whatever order the
+    user lists its capabilities in (DESIGN §8, "Order among the framework's own
+    extensions"): the run, turn, model and stream points sit outermost, so the
+    session encloses every other capability's part of the run; the tool points
+    innermost, so the gate judges a call as every other capability left it.
+    Arguments another capability changes after the gate approved them (in its
+    ``wrap_tool_execute``, ``after_tool_validate`` or ``before_tool_execute``)
+    are judged again before the tool runs.
+
+    One capability may serve many runs, also concurrently: pydantic-ai calls
+    `for_run` of both parts for each run, which return copies holding that
+    run's own `hookreg.RunContext` and state.
+
+    Tool calls follow the run contract (`hookreg._lifecycle.gate`):
+
+    - A call to a tool pydantic-ai does not know is gated in
+      ``after_model_request``; the model reads the text ``invalid_tool_call``
+      and ``on_tool_error`` settle on (written over pydantic-ai's own "unknown
+      tool" retry prompt in the history before the next request); ``repair``
+      renames the call, which then runs through the gate.
+    - Every other call is gated in ``wrap_tool_validate``, on the model's raw
+      arguments: a tool ``active_tools`` left out, and arguments pydantic-ai's
+      schema check refuses (not a JSON object, malformed JSON, failing the
+      schema) go to ``invalid_tool_call``; then ``transform_tool_input``,
+      ``pre_tool_call_decide`` on the transformed args, an ``ask`` through
+      ``notification`` and ``on_interaction``. A call that may not run becomes
+      a failed tool result carrying the text
+      (`pydantic_ai.exceptions.ToolFailed`; a ``retry`` answer becomes a
+      `pydantic_ai.exceptions.ModelRetry`, which counts against the tool's
+      retries); the tool never runs. Refused arguments stay pydantic-ai's to
+      handle when no ``invalid_tool_call`` hook listens or every one passes:
+      its own error, text and retry count (``Tool(max_retries=...)``,
+      ``Agent(retries=...)``), with ``post_tool_call_failure`` and
+      ``on_tool_error`` (kind ``INVALID_ARGS``) fired; they never reach the
+      gate. pydantic-ai then validates the effective arguments as usual; when
+      the tool's own ``args_validator`` refuses them, the failure points fire
+      the same way and the tool never runs.
+    - ``wrap_tool_execute`` runs the tool. A result goes through
+      ``transform_tool_result`` (the model then reads the presentation
+      string) and ``post_tool_call``. A failure — an exception, a
+      `ModelRetry` or a `ToolFailed` raised by the tool — fires
+      ``post_tool_call_failure`` then ``on_tool_error``, never
+      ``post_tool_call``. With ``on_tool_error`` hooks the model reads their
+      text: a `ModelRetry` stays a retry request and a `ToolFailed` a failed
+      result, each carrying the new text, and an exception becomes a failed
+      result; without them pydantic-ai's own text stands and an exception
+      ends the run, as it would without hookreg.
+
+    An ``ask`` is settled inside the run through ``on_interaction``, not with
+    pydantic-ai's deferred approval (``ApprovalRequired``): a deferral ends the
+    run with `DeferredToolRequests` as its output, which the agent's output
+    type must allow and the caller must resume, so the same registry would
+    behave differently here than in every other loop.
+
+    After a `hookreg.StopRun`, each tool call of the stopped answer that has
+    no result gets a "not run" notice in the message history the caller
+    reads with `pydantic_ai.capture_run_messages`.
+
+    Sync and async hooks both work: hooks are awaited with the registry's
+    ``a``-methods inside pydantic-ai's async callbacks.
+    """
+
+    def __init__(self, registry: HookRegistry, *, models: Mapping[str, Model] | None = None) -> None:
+        """Wrap `registry`.
+
+        Args:
+            registry: The hooks to run.
+            models: Models a ``model_select`` hook may pick by name; other
+                names go through `pydantic_ai.models.infer_model`.
+
+        Raises:
+            HookTypeError: `registry` is not a `HookRegistry`.
+        """
+        registry = require_registry(registry, "a HookregCapability")
+        known = dict(models or {})
+        # each run's state, by pydantic-ai's run id, while either part holds it
+        runs: weakref.WeakValueDictionary[object, _Scope] = weakref.WeakValueDictionary()
+        super().__init__([_RunPoints(registry, known, runs), _ToolGate(registry, known, runs)])
+        self.registry: HookRegistry = registry
+        self.models: Mapping[str, Model] = known
 
 
 def hookreg_capability(registry: HookRegistry, *, models: Mapping[str, Model] | None = None) -> HookregCapability:
@@ -615,6 +672,19 @@ def _parse(raw: object) -> object:
 def _args_or_empty(call: ToolCallPart) -> Mapping[str, object]:
     parsed = _parse(call.args)
     return parsed if isinstance(parsed, Mapping) else {}
+
+
+def _judges(registry: HookRegistry) -> bool:
+    """Whether a hook may change or refuse a valid call's arguments (DESIGN §3: only then are they copied)."""
+    return registry.has_hooks(HookPoint.TRANSFORM_TOOL_INPUT) or registry.has_hooks(HookPoint.PRE_TOOL_CALL_DECIDE)
+
+
+def _snapshot(args: ValidatedToolArgs) -> ValidatedToolArgs:
+    """A deep copy of validated arguments to compare later ones with; the arguments themselves if they refuse one."""
+    try:
+        return copy.deepcopy(args)
+    except Exception:  # noqa: BLE001 -- a value that cannot be copied (a lock, a client): compared as it is
+        return args
 
 
 def _raw_finish_reason(response: ModelResponse) -> str | None:
