@@ -27,7 +27,9 @@ Mapping (hookreg point → where it runs):
   ``on_tool_error`` text reaches the model as ``additionalContext``, after the
   CLI's own error text).
 - ``stop`` → ``Stop`` (a deny answers ``decision: "block"`` with its reason:
-  the CLI goes on with it as feedback); ``pre_compact`` → ``PreCompact``;
+  the CLI goes on with it as feedback); ``pre_compact`` → ``PreCompact``
+  (the transcript's size); ``on_compaction`` → ``PostCompact`` (``removed``:
+  the transcript entries the summary replaced);
   ``notification`` → ``Notification``; ``subagent_start`` / ``subagent_stop``
   → ``SubagentStart`` / ``SubagentStop``.
 - ``on_interaction`` → ``can_use_tool``, when the application set none: a
@@ -56,6 +58,7 @@ from hookreg import (
     HookResult,
     HookTypeError,
     NotificationContext,
+    OnCompactionContext,
     PermissionDeniedContext,
     PreCompactContext,
     RunContext,
@@ -112,7 +115,8 @@ _EVENTS: Mapping[str, tuple[HookPoint, ...]] = {
     "PostToolUseFailure": (P.POST_TOOL_CALL_FAILURE, P.ON_TOOL_ERROR),
     "Stop": (P.STOP,),
     "PostToolBatch": (P.PRE_TURN,),
-    "PreCompact": (P.PRE_COMPACT,),
+    "PreCompact": (P.PRE_COMPACT, P.ON_COMPACTION),
+    "PostCompact": (P.ON_COMPACTION,),
     "Notification": (P.NOTIFICATION,),
     "SubagentStart": (P.SUBAGENT_START,),
     "SubagentStop": (P.SUBAGENT_STOP,),
@@ -164,6 +168,7 @@ class _Run:
     state: RunState
     tool_names: Mapping[str, str] = dataclasses.field(default_factory=dict)
     error: BaseException | None = None
+    compacting: int = 0  # the transcript entries a compaction under way replaces
 
     def call(self, data: Mapping[str, Any]) -> ToolCallRequest:
         """The tool call an event's input is about, named as hooks know it (``{}`` for args that are no mapping)."""
@@ -365,9 +370,18 @@ async def _observe(registry: HookRegistry, point: HookPoint, ctx: object) -> dic
 
 
 async def _pre_compact(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
-    chars, entries = _transcript(data.get("transcript_path"))
-    ctx = PreCompactContext(transcript_len=chars, message_count=entries, run=run.state.run)
+    chars, run.compacting = _transcript(data.get("transcript_path"))
+    if not run.state.registry.has_hooks(P.PRE_COMPACT):  # registered for on_compaction only
+        return {}
+    ctx = PreCompactContext(transcript_len=chars, message_count=run.compacting, run=run.state.run)
     return await _observe(run.state.registry, P.PRE_COMPACT, ctx)
+
+
+async def _post_compact(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
+    # Claude Code's compaction replaces the whole conversation with its summary.
+    summary = str(data.get("compact_summary") or "")
+    ctx = OnCompactionContext(removed=run.compacting, summary_chars=len(summary), run=run.state.run)
+    return await _observe(run.state.registry, P.ON_COMPACTION, ctx)
 
 
 async def _notification(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
@@ -393,6 +407,7 @@ _HANDLERS: Mapping[str, Callable[[_Run, Mapping[str, Any]], Awaitable[dict[str, 
     "Stop": _stop,
     "PostToolBatch": _post_tool_batch,
     "PreCompact": _pre_compact,
+    "PostCompact": _post_compact,
     "Notification": _notification,
     "SubagentStart": _subagent_start,
     "SubagentStop": _subagent_stop,

@@ -34,6 +34,7 @@ from hookreg import (
     HookResult,
     HookTypeError,
     NotificationContext,
+    OnCompactionContext,
     OnInteractionContext,
     OnSessionEndContext,
     OnSessionStartContext,
@@ -351,6 +352,21 @@ def test_the_observed_events_reach_their_points(tmp_path: Path) -> None:
     assert (start.goal, start.depth) == ("general-purpose", 1)
     assert isinstance(end, SubagentStopContext)
     assert (end.outcome.status, end.outcome.reason, end.depth) == ("completed", "found it", 1)
+
+
+def test_a_compaction_fires_on_compaction_with_what_the_summary_replaced(tmp_path: Path) -> None:
+    """PostCompact: on_compaction with the entries PreCompact counted and the summary's length, even alone."""
+    registry = HookRegistry()
+    seen: list[OnCompactionContext] = []
+    registry.on_compaction(seen.append)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text('{"a": 1}\n{"b": 2}\n{"c": 3}\n')
+    options, _ = wired(registry)
+    assert set(options.hooks or {}) == {"PreCompact", "PostCompact", "PostToolBatch"}
+    compact = {"trigger": "auto", "custom_instructions": None, "transcript_path": str(transcript)}
+    assert asyncio.run(call(options, "PreCompact", compact)) == {}
+    asyncio.run(call(options, "PostCompact", {"trigger": "auto", "compact_summary": "we listed files"}))
+    assert [(c.removed, c.summary_chars) for c in seen] == [(3, 15)]
 
 
 def test_permission_requests_go_to_on_interaction_when_the_app_has_no_can_use_tool() -> None:
@@ -768,3 +784,73 @@ class ClaudeAgentSdk:
 
     def wire(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> SdkWiring:
         return SdkWiring(self.cli, registry, tools)
+
+
+def test_the_real_cli_reports_a_failing_tool_and_the_model_reads_on_tool_error_s_text(
+    claude_cli: str, tmp_path: Path
+) -> None:
+    """An SDK MCP tool raising: the failure points fire once, never post_tool_call; on_tool_error's text reaches
+    the model (beside the CLI's own error text)."""
+    registry = HookRegistry()
+    seen: list[str] = []
+    registry.post_tool_call(lambda ctx: seen.append("post_tool_call"))
+    registry.post_tool_call_failure(lambda ctx: seen.append(f"failure {ctx.tool_name}: {ctx.error}"))
+    registry.on_tool_error(lambda ctx: "the echo tool is down: answer without it")
+
+    def broken(**kwargs: object) -> str:
+        raise RuntimeError("echo broke")
+
+    server = create_sdk_mcp_server(SERVER, tools=[mcp_tool("echo", broken)])
+    script = [ModelTurn(calls=[ModelCall(cli_name("echo"), {"text": "hi"}, "toolu_1")]), ModelTurn(text="ok")]
+
+    async def main() -> Offline:
+        async with offline(claude_cli, tmp_path, script) as run:
+            options = ClaudeAgentOptions(**{**run.options.__dict__, "mcp_servers": {SERVER: server}})
+            hooks = HookregHooks(registry, tool_names={cli_name("echo"): "echo"})
+            await collect(hooks, "go", options)
+            return run
+
+    run = asyncio.run(main())
+    assert seen == ["failure echo: echo broke"]
+    assert "echo broke" in run.tool_results()["toolu_1"]
+    sent = json.dumps(run.api.log.agent_requests[-1]["messages"])
+    assert "the echo tool is down: answer without it" in sent
+
+
+def test_the_example_runs_offline(tmp_path: Path) -> None:
+    """examples/adapter_claude_agent_sdk.py, the SDK's bundled CLI on the fake API: mkdir runs with a
+    timeout (the CLI asked, on_interaction approved), rm -rf is denied."""
+    import os
+    import subprocess
+    import sys
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "adapter_claude_agent_sdk.py"
+    project = Project(tmp_path)
+    project.dir.mkdir(parents=True)
+    (tmp_path / "home").mkdir()
+    script = [ModelTurn(calls=[bash("toolu_1", "mkdir out")]), ModelTurn(calls=[bash("toolu_2", "rm -rf build")])]
+    with FakeMessagesAPI([*script, ModelTurn(text="cleaned up")]) as api:
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(tmp_path / "home"),
+            "ANTHROPIC_BASE_URL": api.url,
+            "ANTHROPIC_API_KEY": "sk-ant-offline-test",
+            "CLAUDE_CODE_SHELL": str(_fake_bash(project)),
+            "RECORD_BASH_LOG": str(project.bash_log),
+            **_OFFLINE,
+        }
+        done = subprocess.run(
+            [sys.executable, str(example)],
+            check=False,
+            cwd=project.dir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "asked: " in done.stdout
+    assert "ran 'mkdir out' (timeout 30000 ms) -> 'recorded: mkdir out'" in done.stdout
+    assert "denied 'rm -rf build': rm -rf is not allowed; delete files one by one" in done.stdout
+    assert "result: cleaned up" in done.stdout
+    assert project.commands() == ["mkdir out"]
