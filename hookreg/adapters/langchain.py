@@ -30,11 +30,12 @@ Where each hook point runs:
   name among the chat models given as ``models=``; the agent's own model is
   ``default_model`` (its key in ``models``, else its ``model_name``/``model``
   attribute, else its class name).
-- ``text_delta``, ``reasoning_delta``, ``tool_call_delta``: ``wrap_model_call``
-  gives the call a copy of its chat model with a callback handler that turns
-  each streamed chunk's text, reasoning and tool-call args into deltas (only
-  while such a hook, or an ``invalid_tool_call`` hook, is registered: else the
-  user's model object is the one called). They
+- ``text_delta``, ``reasoning_delta``, ``tool_call_delta``: while
+  ``wrap_model_call`` calls the model, a callback handler LangChain adds to
+  the callbacks it configures (``register_configure_hook``) turns each
+  streamed chunk's text, reasoning and tool-call args into deltas (only while
+  such a hook, or an ``invalid_tool_call`` hook, is registered). The chat
+  model the user passed is the one called, never a copy. They
   fire when the model streams (``agent.stream(..., stream_mode="messages")``,
   or a model made with ``streaming=True``); a call answered whole fires none.
 - ``model_turn_finished``, ``post_turn``, ``stop``: ``after_model``. The
@@ -96,11 +97,13 @@ alike.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, NotRequired, TypeAlias, TypeVar, cast, get_origin, get_type_hints
 
@@ -109,6 +112,8 @@ from hookreg import (
     HookRegistry,
     HookTypeError,
     HookValueError,
+    InvalidToolCallAction,
+    InvalidToolCallContext,
     Message,
     ModelSelectContext,
     ModelTurnFinishedContext,
@@ -122,6 +127,7 @@ from hookreg import (
     TextDeltaContext,
     ToolCallDeltaContext,
     ToolCallRequest,
+    ToolErrorKind,
     TurnAction,
 )
 from hookreg._lifecycle import (
@@ -131,8 +137,10 @@ from hookreg._lifecycle import (
     RunState,
     Validator,
     adrive,
+    bind,
     describe,
     drive,
+    error_text,
     failed,
     finish_reason,
     gate,
@@ -153,7 +161,7 @@ try:
     from langchain.agents.middleware import ToolCallRequest as LangChainToolCall
     from langchain.agents.middleware.types import OmitFromSchema
     from langchain.tools import ToolRuntime
-    from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler, BaseCallbackManager
+    from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import (
         AIMessage,
@@ -168,6 +176,7 @@ try:
     )
     from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
     from langchain_core.tools import BaseTool, ToolException
+    from langchain_core.tracers.context import register_configure_hook
     from langgraph.config import get_config
     from langgraph.errors import GraphBubbleUp
     from langgraph.runtime import Runtime
@@ -185,6 +194,10 @@ _DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL
 _OBSERVING_POINTS = (*_DELTA_POINTS, HookPoint.INVALID_TOOL_CALL)
 _Delta: TypeAlias = "TextDeltaContext | ReasoningDeltaContext | ToolCallDeltaContext"
 _KEY: Final = "hookreg_run"
+_STREAM: ContextVar[BaseCallbackHandler | None] = ContextVar("hookreg_langchain_stream", default=None)
+# LangChain adds the handler this variable holds to each callback manager configured while it is set — the model
+# call's own among them — so a stream is observed without copying the chat model the user passed (DESIGN §8).
+register_configure_hook(_STREAM, inheritable=False)
 
 
 class HookregState(AgentState[Any]):
@@ -203,25 +216,55 @@ class HookregState(AgentState[Any]):
 
 @dataclass(frozen=True, slots=True)
 class _Call:
-    """Call LangChain's next handler (the next middleware, then the model or the tool) with `request`."""
+    """Call LangChain's next handler (the next middleware, then the model or the tool) with `request`.
+
+    `stream`, when set, is told each chunk the model streams during the call.
+    """
 
     request: Any
+    stream: BaseCallbackHandler | None = None
 
 
 _Flow: TypeAlias = Generator[Any, Any, _R]
 """A flow that yields `Dispatch` operations and `_Call`s and returns `_R`."""
 
 
+@contextlib.contextmanager
+def _streaming(stream: BaseCallbackHandler | None) -> Iterator[None]:
+    """While the block runs, the model calls LangChain configures report their stream to `stream` too."""
+    token = _STREAM.set(stream)
+    try:
+        yield
+    finally:
+        _STREAM.reset(token)
+
+
 def _drive(registry: HookRegistry, flow: _Flow[_R], handler: Callable[[Any], Any] | None = None) -> _R:
     """Run `flow` with the registry's sync methods, calling `handler` for each `_Call`."""
-    return drive(registry, flow, None if handler is None else lambda op: handler(op.request))
+
+    if handler is None:
+        return drive(registry, flow)
+
+    def call(op: _Call) -> Any:
+        with _streaming(op.stream):
+            return handler(op.request)
+
+    return drive(registry, flow, call)
 
 
 async def _adrive(
     registry: HookRegistry, flow: _Flow[_R], handler: Callable[[Any], Awaitable[Any]] | None = None
 ) -> _R:
     """Run `flow` with the registry's ``a``-methods, awaiting `handler` for each `_Call`."""
-    return await adrive(registry, flow, None if handler is None else lambda op: handler(op.request))
+
+    if handler is None:
+        return await adrive(registry, flow)
+
+    async def call(op: _Call) -> Any:
+        with _streaming(op.stream):
+            return await handler(op.request)
+
+    return await adrive(registry, flow, call)
 
 
 # --- reading LangChain's state ------------------------------------------------------
@@ -255,9 +298,11 @@ class _Run:
         "judged",
         "key",
         "offered",
+        "passed",
         "ran",
         "raw_args",
         "restricted",
+        "rewritten",
         "state",
         "stop",
         "streamed",
@@ -276,11 +321,14 @@ class _Run:
         self.judged: dict[str, _Judged] = {}  # call id -> the gate's verdict, while the call is under way
         self.ran: dict[str, GateResult | None] = {}  # call id -> what the tool gate let run (None: stopped)
         self.failure: BaseException | None = None  # a tool gate hook's error, which ends the run
+        self.passed: dict[str, _Passed] = {}  # call id -> an invalid call every invalid_tool_call hook passed
+        self.rewritten: dict[str, str] = {}  # call id -> on_tool_error's text for LangChain's answer to such a call
 
     def forget(self, call_id: str) -> None:
         """The call is answered: drop what the gates kept about it."""
         self.judged.pop(call_id, None)
         self.ran.pop(call_id, None)
+        self.passed.pop(call_id, None)
 
 
 def _messages(state: Mapping[str, Any]) -> list[AnyMessage]:
@@ -341,29 +389,46 @@ def _object_text(text: str) -> bool:
         return False
 
 
-def _with_invalid_calls(answer: AIMessage, run: _Run) -> AIMessage | None:
-    """`answer` with its ``invalid_tool_calls`` turned into tool calls (args ``{}``), or ``None`` when it has none.
+class _EveryHookPassed(Exception):  # noqa: N818 -- a signal, not an error
+    """Every ``invalid_tool_call`` hook passed on an invalid call: LangChain's own handling applies."""
 
-    LangChain's agent loop runs only ``tool_calls``; as calls, the invalid ones
-    reach ``wrap_tool_call``, which gates the model's raw arguments (kept in
-    `run`) and so answers each of them. A call whose streamed argument text
-    is not a JSON object (LangChain completed truncated JSON) is gated on
-    that text too.
+    def __init__(self, ctx: InvalidToolCallContext) -> None:
+        super().__init__(ctx.error)
+        self.ctx = ctx
+
+
+@dataclass(frozen=True, slots=True)
+class _Passed:
+    """An invalid call every ``invalid_tool_call`` hook passed: what hookreg found wrong, for the failure points."""
+
+    call: ToolCallRequest
+    kind: ToolErrorKind
+    error: Exception
+
+
+def _unless_every_hook_passes(registry: HookRegistry, steps: _Flow[GateResult]) -> _Flow[GateResult | _Passed]:
+    """`steps`, a `gate`; a `_Passed` as soon as every ``invalid_tool_call`` hook passed (before any failure point).
+
+    DESIGN §8: an ``invalid_tool_call`` action replaces LangChain's handling
+    only when a hook returns one; when all pass, the call goes on as if no
+    hook listened.
     """
-    for parsed in answer.tool_calls:
-        text = run.streamed.get(parsed["id"] or "")
-        if text is not None and not _object_text(text):
-            run.raw_args[parsed["id"] or ""] = _raw(text)
-    invalid = [c for c in answer.invalid_tool_calls if c.get("id")]
-    if not invalid:
-        return None
-    calls: list[ToolCall] = list(answer.tool_calls)
-    for call in invalid:
-        call_id = cast("str", call["id"])
-        run.raw_args[call_id] = _raw(call.get("args"))
-        calls.append(ToolCall(name=call.get("name") or "", args={}, id=call_id, type="tool_call"))
-    kept = [c for c in answer.invalid_tool_calls if not c.get("id")]
-    return answer.model_copy(update={"tool_calls": calls, "invalid_tool_calls": kept})
+
+    def note(op: Dispatch, reply: object, error: BaseException | None) -> None:
+        if op.point is HookPoint.INVALID_TOOL_CALL and error is None:
+            action = cast("InvalidToolCallAction", reply)
+            if action.kind == "fail" and action.decided_by is None:
+                raise _EveryHookPassed(cast("InvalidToolCallContext", op.ctx))
+
+    try:
+        return (yield from bind(registry, steps, note))
+    except _EveryHookPassed as passed:
+        steps.close()
+        ctx = passed.ctx
+        call = ToolCallRequest(ctx.call_id, ctx.tool_name, ctx.args)
+        if ctx.tool_name in ctx.available_tools:  # a tool offered: its arguments are what is wrong
+            return _Passed(call, ToolErrorKind.INVALID_ARGS, TypeError(ctx.error))
+        return _Passed(call, ToolErrorKind.NOT_FOUND, LookupError(ctx.error))
 
 
 def _thread_id() -> str:
@@ -557,18 +622,6 @@ class _AsyncDeltas(AsyncCallbackHandler):
     ) -> None:
         for ctx in self.stream.deltas(chunk):
             await self.registry.anotify(_delta_point(ctx), ctx)  # type: ignore[call-overload]  # point matches ctx
-
-
-def _observed(request: ModelRequest[Any], handler: BaseCallbackHandler) -> ModelRequest[Any]:
-    """`request` with a copy of its chat model that also reports its stream to `handler`."""
-    callbacks = request.model.callbacks
-    if isinstance(callbacks, BaseCallbackManager):
-        manager = callbacks.copy()
-        manager.add_handler(handler)
-        combined: BaseCallbackManager | list[BaseCallbackHandler] = manager
-    else:
-        combined = [*(callbacks or []), handler]
-    return request.override(model=request.model.model_copy(update={"callbacks": combined}))
 
 
 # --- the middleware ------------------------------------------------------------------
@@ -791,22 +844,46 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
             model_settings=_settings(request, patch),
         )
 
+    def _reported(self, run: _Run, request: ModelRequest[Any]) -> _Flow[ModelRequest[Any]]:
+        """`request` once the failure points saw LangChain's answer to each invalid call every hook passed.
+
+        LangChain answers a model's malformed calls (``invalid_tool_calls``)
+        in the request it sends next, not in the state: that answer is the
+        failure ``post_tool_call_failure`` and ``on_tool_error`` see, once;
+        an ``on_tool_error`` rewrite is what the model reads from then on.
+        """
+        messages = list(request.messages)
+        for index, message in enumerate(messages):
+            if not isinstance(message, ToolMessage):
+                continue
+            passed = run.passed.pop(message.tool_call_id, None)
+            if passed is not None:
+                default = message.text
+                text = yield from failed(
+                    self.registry, run.state.run, passed.call, passed.error, kind=passed.kind, message=default
+                )
+                if text is not default:
+                    run.rewritten[message.tool_call_id] = text
+            if message.tool_call_id in run.rewritten:
+                messages[index] = message.model_copy(update={"content": run.rewritten[message.tool_call_id]})
+        return request.override(messages=messages) if run.rewritten else request
+
     def _model_call(self, request: ModelRequest[Any], *, asynchronous: bool) -> _Flow[Any]:
         run = self._run(request.state)
         run.tools = {t.name: t for t in request.tools if isinstance(t, BaseTool)}
         try:
             asked = frozenset(_tool_name(t) for t in request.tools)
+            if run.passed or run.rewritten:
+                request = yield from self._reported(run, request)
             if any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
                 request = yield from self._patched(run, request)
             run.offered = frozenset(_tool_name(t) for t in request.tools)
             run.restricted = run.offered if run.offered != asked else None
             run.streamed = {}
+            stream: BaseCallbackHandler | None = None
             if any(self.registry.has_hooks(point) for point in _OBSERVING_POINTS):
-                # The stream can only be seen through a callback on a copy of the model; otherwise the user's model
-                # object is the one called, so state it keeps on itself survives (DESIGN §8, transparency).
-                deltas = (_AsyncDeltas if asynchronous else _Deltas)(self.registry, run.state.run, run.streamed)
-                request = _observed(request, deltas)
-            return (yield _Call(request))
+                stream = (_AsyncDeltas if asynchronous else _Deltas)(self.registry, run.state.run, run.streamed)
+            return (yield _Call(request, stream))
         except BaseException as error:
             yield from self._fail(run, error)
             raise
@@ -831,11 +908,13 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         original, _ = _answer(messages)
         if original is None:
             return None
-        # Only an invalid_tool_call hook answers invalid calls; else they are LangChain's, as it made them (DESIGN §8).
-        moved = _with_invalid_calls(original, run) if self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL) else None
-        update: dict[str, Any] = {"messages": [moved]} if moved is not None else {}
-        answer = moved or original
+        moved: AIMessage | None = None
         try:
+            # Only an invalid_tool_call hook's answer replaces LangChain's handling of invalid calls (DESIGN §8).
+            if self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
+                moved = yield from self._with_invalid_calls(original, run)
+            update: dict[str, Any] = {"messages": [moved]} if moved is not None else {}
+            answer = moved or original
             ctx = _finished(run, answer)
             action = TurnAction.continue_run()
             if self.registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):
@@ -855,8 +934,8 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
                 if feedback is not None:
                     return {"messages": [HumanMessage(content=feedback)], "jump_to": "model"}
         except StopRun as stop:
-            current = [answer if m is original else m for m in messages]
-            return (yield from self._halt(run, stop, current, update))
+            current = [moved or original if m is original else m for m in messages]
+            return (yield from self._halt(run, stop, current, {"messages": [moved]} if moved is not None else None))
         except BaseException as error:
             yield from self._fail(run, error)
             raise
@@ -899,6 +978,56 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
             HookPoint.PRE_TOOL_CALL_DECIDE
         )
 
+    def _invalid_gate(
+        self, run: _Run, name: str, call_id: str, args: object, tool: BaseTool | None
+    ) -> _Flow[GateResult | _Passed]:
+        """hookreg's checks of a call, for an ``invalid_tool_call`` hook to answer; `_Passed`: every hook passed.
+
+        A user tool a hookreg patch took out of this turn is refused whatever
+        the hooks answer; any other invalid call is LangChain's to handle when
+        every hook passes.
+        """
+        known, offered = {*run.tools, *([tool.name] if tool is not None else [])}, run.offered
+        validate: Validator = _schema_check(
+            lambda wanted: tool if tool is not None and tool.name == wanted else run.tools.get(wanted)
+        )
+        steps = gate(self.registry, run.state.run, name, call_id, args, known=known, offered=offered, validate=validate)
+        if run.restricted is not None and name in run.tools and name not in run.restricted:
+            return (yield from steps)
+        return (yield from _unless_every_hook_passes(self.registry, steps))
+
+    def _with_invalid_calls(self, answer: AIMessage, run: _Run) -> _Flow[AIMessage | None]:
+        """`answer` with the ``invalid_tool_calls`` a hook answered turned into tool calls, or ``None`` for none.
+
+        LangChain's agent loop runs only ``tool_calls``; as calls, the ones a
+        hook answered reach ``wrap_tool_call``, which hands on the verdict kept
+        here. Those every hook passed stay LangChain's, as it made them: the
+        next model call reports LangChain's answer to them (`_reported`). A call
+        whose streamed argument text is not a JSON object (LangChain completed
+        truncated JSON) is gated on that text in ``wrap_tool_call``.
+        """
+        for parsed in answer.tool_calls:
+            text = run.streamed.get(parsed["id"] or "")
+            if text is not None and not _object_text(text):
+                run.raw_args[parsed["id"] or ""] = _raw(text)
+        calls: list[ToolCall] = list(answer.tool_calls)
+        kept = []
+        for invalid in answer.invalid_tool_calls:
+            call_id, name, raw = invalid.get("id"), invalid.get("name") or "", _raw(invalid.get("args"))
+            if not call_id:  # LangChain answers only a call with an id; nor can hookreg
+                kept.append(invalid)
+                continue
+            verdict = yield from self._invalid_gate(run, name, call_id, raw, None)
+            if isinstance(verdict, _Passed):
+                run.passed[call_id] = verdict
+                kept.append(invalid)
+                continue
+            run.judged[call_id] = _Judged((name, {}), verdict)
+            calls.append(ToolCall(name=name, args={}, id=call_id, type="tool_call"))
+        if len(kept) == len(answer.invalid_tool_calls):
+            return None
+        return answer.model_copy(update={"tool_calls": calls, "invalid_tool_calls": kept})
+
     def _judged(self, run: _Run, request: LangChainToolCall, args: object) -> _Flow[GateResult]:
         """The gate's verdict on `request` with `args`: an earlier verdict on this very call, else a new one.
 
@@ -912,24 +1041,23 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         call, tool = request.tool_call, request.tool
         call_id, name = call.get("id") or "", call["name"]
         earlier = run.judged.get(call_id)
-        if earlier is not None and (name, args) in (earlier.seen, earlier.approved):
+        if earlier is not None and (name, call["args"]) in (earlier.seen, earlier.approved):
             return earlier.verdict
+        verdict: GateResult | _Passed | None = None
         if self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
-            known, offered = {*run.tools, *([tool.name] if tool is not None else [])}, run.offered
-            validate: Validator | None = _schema_check(
-                lambda wanted: tool if tool is not None and tool.name == wanted else run.tools.get(wanted)
-            )
-        else:
-            # Nobody answers invalid calls: LangChain checks names and arguments its own way, with its own messages,
-            # and a middleware may serve a tool the agent does not have. Only a user tool a hookreg patch took out of
-            # this turn never runs (DESIGN §8, "A tool call").
-            known, validate = {*run.tools, name}, None
+            verdict = yield from self._invalid_gate(run, name, call_id, args, tool)
+        if isinstance(verdict, _Passed):
+            run.passed[call_id] = verdict  # LangChain's answer to it is reported as a failure of that kind
+        if not isinstance(verdict, GateResult):
+            # LangChain checks names and arguments its own way, with its own messages, and a middleware may serve a
+            # tool the agent does not have. Only a user tool a hookreg patch took out of this turn never runs
+            # (DESIGN §8, "A tool call").
             offered = run.restricted if run.restricted is not None and name in run.tools else None
-        verdict: GateResult = yield from gate(
-            self.registry, run.state.run, name, call_id, args, known=known, offered=offered, validate=validate
-        )
+            verdict = yield from gate(
+                self.registry, run.state.run, name, call_id, call["args"], known={*run.tools, name}, offered=offered
+            )
         if self._judging():
-            run.judged[call_id] = _Judged((name, _snapshot(args)), verdict)
+            run.judged[call_id] = _Judged((name, _snapshot(call["args"])), verdict)
         return verdict
 
     def _redirected(self, run: _Run, request: LangChainToolCall, effective: ToolCallRequest) -> LangChainToolCall:
@@ -1005,7 +1133,7 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
             if error is run.failure:  # a hook of the tool gate failed, not the tool
                 raise
             inner = run.ran.get(call_id)
-            return (yield from self._tool_raised(run, inner.call if inner else effective, error, started))
+            return (yield from self._tool_raised(run, inner.call if inner is not None else effective, error, started))
         if call_id in run.ran:  # the tool gate judged the call as it ran
             inner = run.ran[call_id]
             if inner is None or not inner.allowed:
@@ -1016,11 +1144,13 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         ms = (time.perf_counter() - started) * 1000
         try:
             if response.status == "error":  # LangChain's own failure report: handle_tool_error, argument check
+                passed = run.passed.get(call_id)  # a call hookreg found invalid, which LangChain answered
                 text = yield from failed(
                     self.registry,
                     run.state.run,
                     effective,
-                    ToolException(response.text),
+                    passed.error if passed is not None else ToolException(response.text),
+                    kind=passed.kind if passed is not None else None,
                     message=response.text,
                     duration_ms=ms,
                 )
@@ -1041,19 +1171,20 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         return response if text == response.text else response.model_copy(update={"content": text})
 
     def _tool_raised(self, run: _Run, call: ToolCallRequest, error: Exception, started: float) -> _Flow[ToolMessage]:
-        """The tool raised: the failure points; without ``on_tool_error`` hooks the error ends the run."""
+        """The tool raised: the failure points; unless an ``on_tool_error`` hook wrote the text, it goes on raising."""
         ms = (time.perf_counter() - started) * 1000
+        default = error_text(error)
         try:
-            text = yield from failed(self.registry, run.state.run, call, error, duration_ms=ms)
+            text = yield from failed(self.registry, run.state.run, call, error, message=default, duration_ms=ms)
         except StopRun as stop:
             yield from self._stopped(run, stop)
             return _tool_message(call.call_id, call.tool_name, f"Error: {describe(error)}")
         except BaseException as failure:
             yield from self._fail(run, failure)
             raise
-        if not self.registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+        if text is default:  # no on_tool_error hook, or every one passed: LangChain's own error path (DESIGN §8)
             yield from self._fail(run, error)
-            raise error  # nobody handles it: LangChain's default, the run fails
+            raise error
         return _tool_message(call.call_id, call.tool_name, text)
 
     def wrap_tool_call(

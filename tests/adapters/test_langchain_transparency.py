@@ -82,12 +82,12 @@ def echo() -> BaseTool:
 # --- LangChain's own messages for an unknown tool and for bad arguments ----------------------------
 
 
-@pytest.mark.parametrize("registry", ["empty", "gated"])
+@pytest.mark.parametrize("registry", ["empty", "gated", "observed"])
 @pytest.mark.parametrize(
     "call", [("nope", {"text": "hi"}), ("echo", {"txt": "hi"})], ids=["unknown tool", "bad arguments"]
 )
 def test_langchain_answers_an_invalid_call_its_own_way(call: tuple[str, dict[str, object]], registry: str) -> None:
-    """With no invalid_tool_call hook, the model reads LangChain's own message for a call LangChain refuses."""
+    """With no invalid_tool_call hook, or one that passes, the model reads LangChain's message for a call it refuses."""
     name, args = call
     plain = conversation(lambda: calling(name, args), [echo()], None)
     assert plain[2][2] == "error"  # LangChain refused the call itself
@@ -111,9 +111,9 @@ def test_an_invalid_call_hook_still_gets_hookregs_check() -> None:
 # --- invalid_tool_calls are LangChain's to handle ---------------------------------------------------
 
 
-@pytest.mark.parametrize("registry", ["empty", "gated"])
+@pytest.mark.parametrize("registry", ["empty", "gated", "observed"])
 def test_invalid_tool_calls_are_not_rewritten(registry: str) -> None:
-    """An answer's invalid_tool_calls stay as LangChain made them: the conversation is the one without hookreg."""
+    """An answer's invalid_tool_calls no hook answered stay as LangChain made them: the conversation is LangChain's."""
 
     def model() -> Scripted:
         broken = AIMessage(
@@ -251,3 +251,77 @@ def test_a_user_tool_a_patch_took_away_never_runs_without_an_invalid_call_hook()
         "Error: LookupError: tool 'echo' was not offered for this turn; the tools offered are: none",
         "error",
     )
+
+
+# --- the chat model the user passed is the one called ------------------------------------------------
+
+
+class Counting(Scripted):
+    """A scripted model that counts its calls on itself, as a model keeping a script position does."""
+
+    calls: int = 0
+
+    def _generate(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        return super()._generate(*args, **kwargs)
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["stream", "astream"])
+def test_a_streamed_call_observed_by_delta_hooks_runs_on_the_users_model(asynchronous: bool) -> None:
+    """With a text_delta hook listening, the model object the user passed is the one called, and deltas fire."""
+    registry, deltas = HookRegistry(), list[str]()
+    registry.text_delta(lambda ctx: deltas.append(ctx.delta))
+    model = Counting(messages=iter([AIMessage(content="all done")]))
+    agent: Any = create_agent(model, tools=[echo()], middleware=HookregMiddleware(registry).around([]))
+    state = {"messages": [HumanMessage(content="go")]}
+
+    async def astream() -> None:
+        async for _ in agent.astream(state, stream_mode="messages"):
+            pass
+
+    if asynchronous:
+        asyncio.run(astream())
+    else:
+        for _ in agent.stream(state, stream_mode="messages"):
+            pass
+    assert model.calls == 1
+    assert "".join(deltas) == "all done"
+
+
+# --- an on_tool_error hook that passes leaves LangChain's error path as it was -----------------------
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
+def test_a_tool_error_no_hook_rewrites_propagates_as_without_hookreg(asynchronous: bool) -> None:
+    """With on_tool_error hooks that all return None, the tool's exception reaches the caller, as in plain LangChain."""
+    registry, failures = HookRegistry(), list[str]()
+    registry.on_tool_error(lambda ctx: None)
+    registry.post_tool_call_failure(lambda ctx: failures.append(ctx.tool_name))
+
+    def broken(text: str) -> str:
+        """Always fail."""
+        msg = f"broken on {text}"
+        raise LookupError(msg)
+
+    tool = StructuredTool.from_function(broken)
+    for hooks in (None, registry):
+        with pytest.raises(LookupError, match="broken on hi"):
+            conversation(lambda: calling("broken", {"text": "hi"}), [tool], hooks, asynchronous=asynchronous)
+    assert failures == ["broken"]
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
+def test_a_gated_tool_that_raises_reaches_the_failure_points(asynchronous: bool) -> None:
+    """A tool the tool gate approved and that raised goes through on_tool_error, whose text the model reads."""
+    registry = HookRegistry()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.allow())
+    registry.on_tool_error(lambda ctx: f"hook read: {ctx.error}")
+
+    def broken(text: str) -> str:
+        """Always fail."""
+        msg = f"broken on {text}"
+        raise LookupError(msg)
+
+    tool = StructuredTool.from_function(broken)
+    final = conversation(lambda: calling("broken", {"text": "hi"}), [tool], registry, asynchronous=asynchronous)
+    assert final[2] == ("tool", "hook read: broken on hi", "error")
