@@ -59,11 +59,13 @@ from hookreg._lifecycle import (
     require_registry,
     require_release,
     succeeded,
+    unanswered,
 )
 
 require_release("google_adk", "google-adk", (2, 0))
 
 try:
+    from google.adk.events.event import Event
     from google.adk.plugins.base_plugin import BasePlugin
     from google.genai import types
 except ImportError as _error:  # pragma: no cover - exercised by a test that hides the framework
@@ -88,6 +90,7 @@ class _Scope:
     calls: dict[str, ToolCallRequest] = dataclasses.field(default_factory=dict)
     reported: set[str] = dataclasses.field(default_factory=set)
     started: dict[str, float] = dataclasses.field(default_factory=dict)
+    ran: dict[str, str] = dataclasses.field(default_factory=dict)
     deltas: Deltas | None = None
     watched: tuple[asyncio.Task[Any], Any] | None = None
 
@@ -185,7 +188,10 @@ class HookregPlugin(BasePlugin):
             return
         outcome = scope.state.outcome or outcome_for(stop, scope.state.turns)
         scope.state.outcome = None
-        await adrive(self.registry, scope.state.end(outcome, stop))
+        try:
+            await _close_dangling(invocation_context, scope.ran)
+        finally:
+            await adrive(self.registry, scope.state.end(outcome, stop))
 
     def _finish(self, invocation_id: str) -> _Scope | None:
         scope = self._runs.pop(invocation_id, None)
@@ -327,10 +333,11 @@ class HookregPlugin(BasePlugin):
                 registry, failed(registry, scope.state.run, call, error, message=present(result), duration_ms=ms)
             )
             return {"error": text} if registry.has_hooks(HookPoint.ON_TOOL_ERROR) else None
-        shown = present(result)
+        shown = scope.ran[call_id] = present(result)  # the history's text if a result hook stops the run
         text = await adrive(
             registry, succeeded(registry, scope.state.run, call, result, presentation=shown, duration_ms=ms)
         )
+        scope.ran.pop(call_id, None)
         # every transform_tool_result hook returned None when the chain hands back the very presentation it got
         return None if text is shown else {"result": text}
 
@@ -364,6 +371,38 @@ def _stop_of(error: BaseException) -> StopRun | None:
         seen.append(error)
         error = error.__cause__  # type: ignore[assignment]  # the loop ends on None
     return None
+
+
+async def _close_dangling(invocation_context: Any, ran: Mapping[str, str]) -> None:
+    """After a stop, answer each call of the invocation that has no response, in the session's history.
+
+    A call whose tool ran before a hook stopped the run shows the tool's result
+    (`ran`); any other the "not run" notice.
+    """
+    events = [
+        event for event in invocation_context.session.events if event.invocation_id == invocation_context.invocation_id
+    ]
+    answered = {response.id for event in events for response in event.get_function_responses()}
+    for event in events:
+        calls = {call.id: call.name for call in event.get_function_calls() if call.id}
+        parts = [
+            types.Part(
+                function_response=types.FunctionResponse(
+                    id=call_id,
+                    name=calls[call_id],
+                    response={"result": ran[call_id]} if call_id in ran else {"error": notice},
+                )
+            )
+            for call_id, notice in unanswered(calls, answered)
+        ]
+        if parts:
+            closing = Event(
+                invocation_id=invocation_context.invocation_id,
+                author=event.author,
+                branch=event.branch,
+                content=types.Content(role="user", parts=parts),
+            )
+            await invocation_context.session_service.append_event(session=invocation_context.session, event=closing)
 
 
 def _is_real(tool: Any) -> bool:

@@ -42,6 +42,7 @@ from hookreg import (
     TextDeltaContext,
     TurnAction,
 )
+from hookreg._lifecycle import STOPPED_NOTICE
 from hookreg.adapters.google_adk import HookregPlugin
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -391,3 +392,44 @@ def test_the_example_runs_offline() -> None:
     done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert "rm -rf is not allowed" in done.stdout
+
+
+@pytest.mark.parametrize("point", [HookPoint.PRE_TOOL_CALL_DECIDE, HookPoint.POST_TOOL_CALL])
+def test_after_a_stop_every_call_of_the_batch_has_a_response_in_the_session(point: HookPoint) -> None:
+    """A call whose tool ran shows its result; a call that never ran shows the "not run" notice."""
+    registry, tools = HookRegistry(), Tools()
+
+    def halt(ctx: Any) -> HookResult | None:
+        if ctx.args["command"] == "b":
+            raise StopRun("enough")
+        return HookResult.allow() if point is HookPoint.PRE_TOOL_CALL_DECIDE else None
+
+    registry.register(point, halt, name="halt")
+    runner = InMemoryRunner(
+        app=App(
+            name="app",
+            root_agent=_agent(
+                MockModel.create(
+                    [types.Content(role="model", parts=[_part("shell", {"command": c}, c) for c in "ab"])]
+                ),
+                tools,
+            ),
+            plugins=[HookregPlugin(registry)],
+        )
+    )
+
+    async def run() -> dict[str, Any]:
+        session = await runner.session_service.create_session(app_name="app", user_id="u")
+        message = types.Content(role="user", parts=[types.Part(text="go")])
+        with pytest.raises(RuntimeError, match="enough"):
+            async for _ in runner.run_async(user_id="u", session_id=session.id, new_message=message):
+                pass
+        stored = await runner.session_service.get_session(app_name="app", user_id="u", session_id=session.id)
+        assert stored is not None
+        return {r.id or "": r.response for event in stored.events for r in event.get_function_responses()}
+
+    responses = asyncio.run(run())
+    if point is HookPoint.POST_TOOL_CALL:
+        assert responses == {"a": {"result": "ran a"}, "b": {"result": "ran b"}}
+    else:
+        assert responses == {"a": {"result": "ran a"}, "b": {"error": STOPPED_NOTICE}}
