@@ -73,6 +73,9 @@ except ImportError as _error:  # pragma: no cover - exercised by a test that hid
 
 __all__ = ["HookregPlugin"]
 
+_INTERNAL = frozenset({"transfer_to_agent", "set_model_response", "finish_task", "task_completed"})
+"""The tools ADK adds itself (agent transfer, structured output, task mode): not user tool calls, never gated."""
+
 _TOOL_CHOICES = {
     "none": types.FunctionCallingConfigMode.NONE,
     "required": types.FunctionCallingConfigMode.ANY,
@@ -92,6 +95,7 @@ class _Scope:
     started: dict[str, float] = dataclasses.field(default_factory=dict)
     ran: dict[str, str] = dataclasses.field(default_factory=dict)
     deltas: Deltas | None = None
+    stopped: RunOutcome | None = None
     watched: tuple[asyncio.Task[Any], Any] | None = None
 
 
@@ -156,7 +160,7 @@ class HookregPlugin(BasePlugin):
         scope.state.goal = _text(invocation_context.user_content)
         stopped = await adrive(self.registry, scope.state.start())
         if stopped is not None:
-            scope.state.outcome = stopped
+            scope.stopped = stopped
             raise StopRun(stopped.reason)
         return None
 
@@ -186,8 +190,7 @@ class HookregPlugin(BasePlugin):
         if stop is None:
             await adrive(self.registry, scope.state.end_with(error))
             return
-        outcome = scope.state.outcome or outcome_for(stop, scope.state.turns)
-        scope.state.outcome = None
+        outcome = scope.stopped or outcome_for(stop, scope.state.turns)
         try:
             await _close_dangling(invocation_context, scope.ran)
         finally:
@@ -201,18 +204,20 @@ class HookregPlugin(BasePlugin):
         return scope
 
     def _task_done(self, invocation_id: str, task: asyncio.Task[Any]) -> None:
-        """The task running the agent ended: a cancelled one ends the session ``cancelled``.
+        """The task running the agent ended: a cancelled (or interrupted) one ends the session ``cancelled``.
 
         ADK awaits this task before its run generator goes on, so the session
         ends before the caller sees the cancellation. Sync hooks run here and
-        then; async ``on_session_end`` hooks run in a task of their own.
+        then; async ``on_session_end`` hooks run in a task of their own. A task
+        that completed or raised an `Exception` is left to ``after_run_callback``
+        and ``on_run_error_callback``.
         """
-        if not task.cancelled():
+        error = asyncio.CancelledError() if task.cancelled() else task.exception()
+        if error is None or isinstance(error, Exception):
             return
         scope = self._finish(invocation_id)
         if scope is None:
             return
-        error = asyncio.CancelledError()
         if any(hook.is_async for hook in self.registry.callbacks(HookPoint.ON_SESSION_END)):
             ending = asyncio.get_running_loop().create_task(adrive(self.registry, scope.state.end_with(error)))
             self._ending.add(ending)  # held until done: the loop keeps only a weak reference
@@ -227,9 +232,9 @@ class HookregPlugin(BasePlugin):
         scope, registry = self._scope(callback_context), self.registry
         stopped = await adrive(registry, scope.state.turn())
         if stopped is not None:
-            scope.state.outcome = stopped
+            scope.stopped = stopped
             raise StopRun(stopped.reason)
-        scope.known = frozenset(llm_request.tools_dict)
+        scope.known = frozenset(llm_request.tools_dict) - _INTERNAL
         scope.deltas = scope.state.deltas()
         base = RequestPatch(active_tools=scope.known)
         default = llm_request.model or ""
@@ -290,6 +295,8 @@ class HookregPlugin(BasePlugin):
 
     async def before_tool_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any) -> Any:
         """Gate the call; a call that may not run is answered with the gate's text, and its tool never runs."""
+        if tool.name in _INTERNAL:
+            return None
         scope, registry = self._scope(tool_context), self.registry
         call_id = tool_context.function_call_id or ""
         steps = gate(
@@ -320,6 +327,8 @@ class HookregPlugin(BasePlugin):
 
     async def after_tool_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, result: Any) -> Any:
         """Report the outcome: a result, or a result dict with an ``"error"`` key (a failure)."""
+        if tool.name in _INTERNAL:
+            return None
         scope, registry = self._scope(tool_context), self.registry
         call_id = tool_context.function_call_id or ""
         if call_id in scope.reported:  # ADK answered a call hookreg reported already (its own text)
@@ -345,6 +354,8 @@ class HookregPlugin(BasePlugin):
         self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, error: Exception
     ) -> Any:
         """A tool raised: ``post_tool_call_failure`` and ``on_tool_error``; their text answers the call if given."""
+        if tool.name in _INTERNAL:
+            return None
         scope, registry = self._scope(tool_context), self.registry
         call_id = tool_context.function_call_id or ""
         if isinstance(error, asyncio.CancelledError) or call_id in scope.reported:
@@ -483,7 +494,7 @@ def _apply(patch: RequestPatch, llm_request: Any) -> None:
         )
         config.tool_config = types.ToolConfig(function_calling_config=calling)
     if patch.active_tools is not None:
-        keep = patch.active_tools
+        keep = patch.active_tools | _INTERNAL  # active_tools restricts user tools only
         llm_request.tools_dict = {name: tool for name, tool in llm_request.tools_dict.items() if name in keep}
         for holder in config.tools or ():
             declarations = getattr(holder, "function_declarations", None)

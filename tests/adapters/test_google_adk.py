@@ -433,3 +433,28 @@ def test_after_a_stop_every_call_of_the_batch_has_a_response_in_the_session(poin
         assert responses == {"a": {"result": "ran a"}, "b": {"result": "ran b"}}
     else:
         assert responses == {"a": {"result": "ran a"}, "b": {"error": STOPPED_NOTICE}}
+
+
+def test_adks_own_tools_reach_no_tool_point() -> None:
+    """transfer_to_agent is ADK's own tool: a gate denying every call does not stop the hand-off to a sub-agent."""
+    registry = HookRegistry()
+    gated: list[str] = []
+
+    @registry.pre_tool_call_decide
+    def deny_all(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(ctx.tool_name)
+        return HookResult.deny("nothing runs")
+
+    offered: list[frozenset[str] | None] = []
+    registry.pre_model_call(lambda ctx: offered.append(ctx.patch.active_tools))
+    helper_model = MockModel.create([_say("helper here")])
+    helper = LlmAgent(name="helper", model=helper_model, description="helps")
+    root = LlmAgent(
+        name="root",
+        model=MockModel.create([_call("transfer_to_agent", {"agent_name": "helper"})]),
+        sub_agents=[helper],
+    )
+    events = asyncio.run(_run(root, [HookregPlugin(registry)]))
+    assert any(event.author == "helper" and event.content and "helper here" in str(event.content) for event in events)
+    assert gated == []
+    assert offered[0] == frozenset()
