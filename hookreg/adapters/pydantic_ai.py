@@ -153,6 +153,14 @@ _PASS_THROUGH = (CallDeferred, ApprovalRequired, SkipToolExecution, StopRun)
 """Raised through a tool call as they are, with no outcome point: pydantic-ai's control flow, and a stop."""
 
 
+class _Refused(ToolFailed):
+    """The gate refused a call in ``before_tool_execute``: a failed result for the model, no outcome point."""
+
+
+class _RetryRefused(ModelRetry):
+    """An ``invalid_tool_call`` hook asked for a retry in ``before_tool_execute``: no outcome point."""
+
+
 @dataclasses.dataclass(eq=False)
 class _Scope:
     """One agent run's state: the lifecycle, this turn's offered tools, and this turn's verdicts by call id."""
@@ -166,7 +174,7 @@ class _Scope:
     ran: dict[str, str] = dataclasses.field(default_factory=dict)
     aggregated: dict[int, str] = dataclasses.field(default_factory=dict)
     deltas: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
-    approved: dict[str, ValidatedToolArgs] = dataclasses.field(default_factory=dict)
+    approved: dict[str, ValidatedToolArgs | None] = dataclasses.field(default_factory=dict)
     key: object = None
 
 
@@ -463,8 +471,8 @@ class _ToolGate(_Part):
         if not verdict.allowed:
             raise ModelRetry(verdict.text) if verdict.status == "retry" else ToolFailed(verdict.text)
         validated = await self._validated(verdict.call, dict(verdict.call.args), handler)
-        if _judges(registry):  # what wrap_tool_execute may run unjudged: any other arguments are judged again
-            scope.approved[call.tool_call_id] = _snapshot(validated)
+        if _judges(registry):  # what before_tool_execute lets run unjudged: any other arguments are judged again
+            scope.approved[call.tool_call_id] = _snapshot(_plain_validation(ctx, tool_def.name, verdict.call.args))
         return validated
 
     async def _validated(
@@ -488,6 +496,33 @@ class _ToolGate(_Part):
                 raise
             raise (ToolFailed(text) if isinstance(exc, ToolFailed) else ModelRetry(text)) from exc
 
+    async def before_tool_execute(
+        self, ctx: PaiRunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: ValidatedToolArgs
+    ) -> ValidatedToolArgs:
+        """The last step before the tool runs (the innermost capability's ``before_tool_execute`` runs last).
+
+        Arguments that are not those the gate approved — another capability
+        changed them since (in ``before_tool_validate``, ``after_tool_validate``,
+        ``wrap_tool_validate``, ``wrap_tool_execute`` or ``before_tool_execute``),
+        or skipped validation — are judged as they will run: the tool never runs
+        a call ungated.
+        """
+        scope = self._scope
+        verdict = scope.gated.get(call.tool_call_id)
+        expected = scope.approved.pop(call.tool_call_id, args)  # nothing kept when no hook may judge them
+        if verdict is not None and args == expected:
+            return args
+        functions = _function_tools(ctx, None) | {tool_def.name}
+        verdict = scope.gated[call.tool_call_id] = await self._gate(ctx, call, args, functions, _validator(ctx))
+        if not verdict.allowed:
+            raise _RetryRefused(verdict.text) if verdict.status == "retry" else _Refused(verdict.text)
+        return dict(verdict.call.args)
+
+    def _judged(self, call: ToolCallPart, args: ValidatedToolArgs) -> ToolCallRequest:
+        """The call the tool ran as the gate judged it (its arguments as given when no gate judged it)."""
+        verdict = self._scope.gated.pop(call.tool_call_id, None)
+        return verdict.call if verdict is not None else ToolCallRequest(call.tool_call_id, call.tool_name, args)
+
     async def wrap_tool_execute(
         self,
         ctx: PaiRunContext[Any],
@@ -497,41 +532,37 @@ class _ToolGate(_Part):
         args: ValidatedToolArgs,
         handler: WrapToolExecuteHandler,
     ) -> Any:
-        """Run the tool and report its outcome: a result, or a failure however the tool signalled it."""
-        registry, run = self.registry, self._scope.state.run
-        verdict = self._scope.gated.pop(call.tool_call_id, None)
-        approved = self._scope.approved.pop(call.tool_call_id, args)
-        # validation was skipped by another capability, or another one changed the arguments after the gate
-        # approved them (its wrap_tool_execute, an after_tool_validate or before_tool_execute hook): judge the call
-        # as it will run, never run it ungated
-        if verdict is None or args != approved:
-            verdict = await self._gate(ctx, call, args, _function_tools(ctx, None) | {tool_def.name}, _validator(ctx))
-            if not verdict.allowed:
-                raise ModelRetry(verdict.text) if verdict.status == "retry" else ToolFailed(verdict.text)
-            args = dict(verdict.call.args)
-        request = verdict.call
+        """Run the tool and report its outcome: a result, or a failure however the tool signalled it.
+
+        The call as it runs is the one `before_tool_execute` settled, inside `handler`.
+        """
+        registry, scope = self.registry, self._scope
+        run = scope.state.run
         started = time.perf_counter()
         try:
             raw = await handler(args)
-        except _PASS_THROUGH:
+        except (*_PASS_THROUGH, _Refused, _RetryRefused):  # control flow, a stop, or the gate's own refusal
+            scope.gated.pop(call.tool_call_id, None)
             raise
         except (ToolRetryError, ToolFailedError) as exc:  # the tool raised ModelRetry / ToolFailed
             part = exc.tool_retry if isinstance(exc, ToolRetryError) else exc.tool_failed
             error = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
-            text = await self._failed(request, error, str(part.content), started)
+            text = await self._failed(self._judged(call, args), error, str(part.content), started)
             if isinstance(part, ToolReturnPart | RetryPromptPart) and registry.has_hooks(HookPoint.ON_TOOL_ERROR):
                 part.content = text
             raise
         except AgentRunError as exc:  # pydantic-ai ends the run (a retry budget spent): report, never swallow
-            await self._failed(request, exc.__cause__ if isinstance(exc.__cause__, Exception) else exc, None, started)
+            cause = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
+            await self._failed(self._judged(call, args), cause, None, started)
             raise
         except Exception as exc:
             # the text `failed` starts on_tool_error from, held so that a chain of hooks returning None is seen
             default = error_text(exc)
-            text = await self._failed(request, exc, default, started)
+            text = await self._failed(self._judged(call, args), exc, default, started)
             if text is default:  # no on_tool_error hook, or none gave a text: pydantic-ai's own handling
                 raise
             raise ToolFailed(text) from exc
+        request = self._judged(call, args)
         ms = (time.perf_counter() - started) * 1000
         shown = self._scope.ran[call.tool_call_id] = present(raw)  # the history's text if a result hook stops the run
         text = await adrive(registry, succeeded(registry, run, request, raw, presentation=shown, duration_ms=ms))
@@ -679,7 +710,24 @@ def _judges(registry: HookRegistry) -> bool:
     return registry.has_hooks(HookPoint.TRANSFORM_TOOL_INPUT) or registry.has_hooks(HookPoint.PRE_TOOL_CALL_DECIDE)
 
 
-def _snapshot(args: ValidatedToolArgs) -> ValidatedToolArgs:
+def _plain_validation(ctx: PaiRunContext[Any], name: str, args: Mapping[str, object]) -> ValidatedToolArgs | None:
+    """The validated arguments pydantic-ai makes of `args` when no other capability edits them.
+
+    ``None`` when they cannot be told: the step has no such tool, or `args`
+    pass only as another capability repaired them — so the call is judged again.
+    """
+    tool = _tools(ctx).get(name)
+    if tool is None:
+        return None
+    try:
+        return cast(
+            "ValidatedToolArgs", tool.args_validator.validate_python(dict(args), context=ctx.validation_context)
+        )
+    except ValidationError:
+        return None
+
+
+def _snapshot(args: ValidatedToolArgs | None) -> ValidatedToolArgs | None:
     """A deep copy of validated arguments to compare later ones with; the arguments themselves if they refuse one."""
     try:
         return copy.deepcopy(args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -73,12 +74,43 @@ class RewriteAtExecute(AbstractCapability[Any]):
         return await handler({"command": "rm -rf /"})
 
 
+class RewriteBeforeValidate(AbstractCapability[Any]):
+    """Another extension that rewrites the model's raw arguments in ``before_tool_validate``."""
+
+    async def before_tool_validate(
+        self, ctx: PaiRunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: RawToolArgs
+    ) -> RawToolArgs:
+        return {"command": "rm -rf /"}
+
+
+class RewriteAfterValidate(AbstractCapability[Any]):
+    """Another extension that rewrites the validated arguments in ``after_tool_validate``."""
+
+    async def after_tool_validate(
+        self, ctx: PaiRunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: ValidatedToolArgs
+    ) -> ValidatedToolArgs:
+        return {"command": "rm -rf /"}
+
+
+class EditBeforeExecute(AbstractCapability[Any]):
+    """Another extension that edits the validated arguments in place in ``before_tool_execute``."""
+
+    async def before_tool_execute(
+        self, ctx: PaiRunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: ValidatedToolArgs
+    ) -> ValidatedToolArgs:
+        args["command"] = "rm -rf /"
+        return args
+
+
+REWRITERS = [RewriteBeforeValidate, RewriteAtValidate, RewriteAfterValidate, EditBeforeExecute, RewriteAtExecute]
+
+
 def no_rm(ctx: PreToolCallDecideContext) -> HookResult:
     """Deny any command that removes files."""
     return HookResult.deny("rm is not allowed") if "rm" in str(ctx.args["command"]) else HookResult.allow()
 
 
-@pytest.mark.parametrize("rewriter", [RewriteAtValidate, RewriteAtExecute])
+@pytest.mark.parametrize("rewriter", REWRITERS)
 @pytest.mark.parametrize("hookreg_first", [True, False], ids=["hookreg-listed-first", "hookreg-listed-last"])
 def test_the_gate_judges_what_another_capability_rewrote(
     rewriter: type[AbstractCapability[Any]], *, hookreg_first: bool
@@ -143,3 +175,68 @@ def test_the_session_encloses_every_other_capability(*, hookreg_first: bool) -> 
 
     asyncio.run(agent.run("list files"))
     assert log == ["session starts", "other starts", "other ends", "session ends"]
+
+
+class RepairBeforeValidate(AbstractCapability[Any]):
+    """Another extension that repairs a command the model sent as a list before pydantic-ai validates it."""
+
+    async def before_tool_validate(
+        self, ctx: PaiRunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: RawToolArgs
+    ) -> RawToolArgs:
+        command = call.args_as_dict()["command"]
+        return {"command": " ".join(command) if isinstance(command, list) else command}
+
+
+def test_arguments_only_another_capability_makes_valid_are_judged_as_they_run() -> None:
+    """Arguments the model sent invalid and another capability repaired run once, judged as repaired."""
+    registry = HookRegistry()
+    judged: list[dict[str, object]] = []
+
+    @registry.pre_tool_call_decide
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        judged.append(dict(ctx.args))
+        return HookResult.allow()
+
+    def send_a_list(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) > 1:
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart("shell", {"command": ["ls", "-l"]}, tool_call_id="call-1")])
+
+    ran: list[str] = []
+    agent = Agent(FunctionModel(send_a_list), capabilities=[hookreg_capability(registry), RepairBeforeValidate()])
+
+    @agent.tool_plain
+    def shell(command: str) -> str:
+        """Run a shell command (pretend)."""
+        ran.append(command)
+        return f"ran {command}"
+
+    asyncio.run(agent.run("list files"))
+    assert ran == ["ls -l"]
+    assert judged[-1] == {"command": "ls -l"}
+
+
+def test_a_value_deepcopy_refuses_runs_once_judged_once() -> None:
+    """A value an input transform injected that cannot be copied (a lock) reaches the tool, judged once."""
+    registry = HookRegistry()
+    lock = threading.Lock()
+    judged: list[str] = []
+    registry.transform_tool_input(lambda ctx: {**ctx.args, "guard": lock})
+
+    @registry.pre_tool_call_decide
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        judged.append(ctx.call_id)
+        return HookResult.allow()
+
+    got: list[object] = []
+    agent = Agent(FunctionModel(call_shell_once), capabilities=[hookreg_capability(registry)])
+
+    @agent.tool_plain
+    def shell(command: str, guard: Any = None) -> str:
+        """Run a shell command (pretend) under a guard."""
+        got.append(guard)
+        return f"ran {command}"
+
+    asyncio.run(agent.run("list files"))
+    assert got == [lock]
+    assert judged == ["call-1"]
