@@ -84,7 +84,7 @@ from hookreg._lifecycle import (
     succeeded,
 )
 
-require_release("claude_agent_sdk", "claude-agent-sdk", (0, 2, 100))  # on_failure on HookMatcher
+require_release("claude_agent_sdk", "claude-agent-sdk", (0, 2, 177))  # 0.2.177: the first with HookMatcher.on_failure
 
 try:
     from claude_agent_sdk import (

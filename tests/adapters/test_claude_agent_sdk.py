@@ -459,6 +459,38 @@ def test_a_cli_that_cannot_start_ends_the_session_failed() -> None:
     assert end.outcome.status == "failed"
 
 
+def _import_adapter_with(monkeypatch: pytest.MonkeyPatch, installed: str) -> None:
+    """Execute the adapter module afresh (under another name) while claude-agent-sdk reports `installed`."""
+    import importlib.metadata
+    import importlib.util
+    import sys
+
+    import hookreg.adapters.claude_agent_sdk as adapter
+
+    real = importlib.metadata.version
+    monkeypatch.setattr(
+        importlib.metadata, "version", lambda name: installed if name == "claude-agent-sdk" else real(name)
+    )
+    spec = importlib.util.spec_from_file_location("hookreg_claude_agent_sdk_probe", adapter.__file__)
+    assert spec is not None
+    assert spec.loader is not None
+    probe = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, probe)  # dataclasses look their module up while it executes
+    spec.loader.exec_module(probe)
+
+
+def test_a_too_old_sdk_is_refused_naming_the_version_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importing the adapter over claude-agent-sdk 0.2.176 (no HookMatcher.on_failure) names 0.2.177."""
+    with pytest.raises(ImportError, match=r"claude-agent-sdk 0\.2\.176 is installed, but .*>=0\.2\.177"):
+        _import_adapter_with(monkeypatch, "0.2.176")
+
+
+@pytest.mark.parametrize("installed", ["0.2.177", "0.2.189", "0.3.0"])
+def test_the_floor_and_newer_releases_import(monkeypatch: pytest.MonkeyPatch, installed: str) -> None:
+    """The floor release and newer ones import without complaint."""
+    _import_adapter_with(monkeypatch, installed)
+
+
 def test_refuses_what_is_not_a_registry() -> None:
     """HookregHooks needs a HookRegistry."""
     with pytest.raises(HookTypeError, match=r"Cannot build HookregHooks from 3: it is not a HookRegistry"):
