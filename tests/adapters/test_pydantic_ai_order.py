@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic_ai import Agent, models
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolApproved, models
 from pydantic_ai import RunContext as PaiRunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
@@ -240,3 +240,46 @@ def test_a_value_deepcopy_refuses_runs_once_judged_once() -> None:
     asyncio.run(agent.run("list files"))
     assert got == [lock]
     assert judged == ["call-1"]
+
+
+def approval_agent(registry: HookRegistry, ran: list[str]) -> Agent[None, str | DeferredToolRequests]:
+    """An agent whose ``shell`` tool needs a human's approval, hooked to `registry`."""
+    agent: Agent[None, str | DeferredToolRequests] = Agent(
+        FunctionModel(call_shell_once),
+        output_type=[str, DeferredToolRequests],
+        capabilities=[hookreg_capability(registry)],
+    )
+
+    @agent.tool_plain(requires_approval=True)
+    def shell(command: str) -> str:
+        """Run a shell command (pretend)."""
+        ran.append(command)
+        return f"ran {command}"
+
+    return agent
+
+
+def test_a_human_edit_is_judged_before_the_tool_runs() -> None:
+    """A human approving a call with other arguments (pydantic-ai's ToolApproved) has them judged by the gate."""
+    registry = HookRegistry()
+    registry.pre_tool_call_decide(no_rm)
+    ran: list[str] = []
+    agent = approval_agent(registry, ran)
+    paused = asyncio.run(agent.run("list files"))
+    assert isinstance(paused.output, DeferredToolRequests)
+    assert [call.args_as_dict() for call in paused.output.approvals] == [{"command": "ls"}]
+    approvals = DeferredToolResults(approvals={"call-1": ToolApproved(override_args={"command": "rm -rf /"})})
+    resumed = asyncio.run(agent.run(message_history=paused.all_messages(), deferred_tool_results=approvals))
+    assert ran == []
+    assert "rm is not allowed" in str(resumed.output)
+
+
+def test_a_call_the_gate_denies_is_never_shown_to_a_human() -> None:
+    """The gate judges before pydantic-ai defers a call for approval: a denied one is never put to the human."""
+    registry = HookRegistry()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.deny("not today"))
+    ran: list[str] = []
+    result = asyncio.run(approval_agent(registry, ran).run("list files"))
+    assert isinstance(result.output, str)
+    assert "not today" in result.output
+    assert ran == []
