@@ -87,10 +87,12 @@ if not), so a checkpointed thread never keeps a dangling tool call. A deny's
 reason is also added as the agent's last message.
 
 One middleware may serve many runs, also concurrently: each run's hookreg
-state (its `hookreg.RunContext`, turn count, offered tools) is found through a
-private key the run's graph state carries (``hookreg_run``), never kept as
-the middleware's own. ``invoke``/``stream`` dispatch with the registry's sync
-methods (an async hook there raises `hookreg.AsyncHookError`);
+state (its `hookreg.RunContext`, turn count, offered tools) lives in a private
+mapping of the middleware keyed by the LangGraph run the step belongs to (its
+``runtime.control`` and the agent graph's namespace), never in the graph
+state: no stream shows a hookreg key. A run resumed after an ``interrupt``
+(a new invocation on the same thread) is found again by its thread.
+``invoke``/``stream`` dispatch with the registry's sync methods (an async hook there raises `hookreg.AsyncHookError`);
 ``ainvoke``/``astream`` use the ``a``-methods, which run sync and async hooks
 alike.
 """
@@ -101,11 +103,10 @@ import contextlib
 import copy
 import json
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, NotRequired, TypeAlias, TypeVar, cast, get_origin, get_type_hints
+from typing import Any, Final, TypeAlias, TypeVar, cast, get_origin, get_type_hints
 
 from hookreg import (
     HookPoint,
@@ -152,14 +153,13 @@ from hookreg._lifecycle import (
     unanswered,
 )
 
-__all__ = ["HookregMiddleware", "HookregState"]
+__all__ = ["HookregMiddleware"]
 
 require_release("langchain", "langchain", (1, 4, 10))  # the tested floor: HumanInTheLoopMiddleware modes
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse, hook_config
     from langchain.agents.middleware import ToolCallRequest as LangChainToolCall
-    from langchain.agents.middleware.types import OmitFromSchema
     from langchain.tools import ToolRuntime
     from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
     from langchain_core.language_models import BaseChatModel
@@ -179,7 +179,7 @@ try:
     from langchain_core.tracers.context import register_configure_hook
     from langgraph.config import get_config
     from langgraph.errors import GraphBubbleUp
-    from langgraph.runtime import Runtime
+    from langgraph.runtime import Runtime, get_runtime
     from langgraph.types import Command
     from pydantic import BaseModel, ValidationError
 except ImportError as _import_error:  # pragma: no cover - exercised by a test that hides the framework
@@ -193,22 +193,11 @@ _DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL
 # The points that need the model's stream: the deltas, and invalid_tool_call (malformed streamed argument text).
 _OBSERVING_POINTS = (*_DELTA_POINTS, HookPoint.INVALID_TOOL_CALL)
 _Delta: TypeAlias = "TextDeltaContext | ReasoningDeltaContext | ToolCallDeltaContext"
-_KEY: Final = "hookreg_run"
+_NS_SEP: Final = "|"  # how LangGraph joins a subgraph's checkpoint namespace to its parent's
 _STREAM: ContextVar[BaseCallbackHandler | None] = ContextVar("hookreg_langchain_stream", default=None)
 # LangChain adds the handler this variable holds to each callback manager configured while it is set — the model
 # call's own among them — so a stream is observed without copying the chat model the user passed (DESIGN §8).
 register_configure_hook(_STREAM, inheritable=False)
-
-
-class HookregState(AgentState[Any]):
-    """The agent state `HookregMiddleware` declares: the key of the hookreg run the state belongs to.
-
-    The key is private (in neither the agent's input nor its output); each
-    ``before_agent`` sets a new one, so every run, also on a checkpointed
-    thread, has its own hookreg state.
-    """
-
-    hookreg_run: NotRequired[Annotated[str, OmitFromSchema(input=True, output=True)]]
 
 
 # --- driving a flow that also calls LangChain's next handler ------------------------
@@ -290,10 +279,37 @@ def _snapshot(args: object) -> Any:
         return dict(args) if isinstance(args, Mapping) else args
 
 
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """The LangGraph run a graph step belongs to: its ``RunControl``, its agent graph's namespace, its thread."""
+
+    control: object
+    namespace: str
+    thread: str
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return id(self.control), self.namespace
+
+
+def _where() -> _Where:
+    """The LangGraph run of the running step (outside a graph run: a run of its own)."""
+    try:
+        runtime = get_runtime()
+    except RuntimeError:  # not inside a graph run
+        return _Where(object(), "", "")
+    info = runtime.execution_info
+    # a step's namespace is its graph's plus its own task: an agent run inside a tool keeps its own runs
+    namespace = info.checkpoint_ns.rpartition(_NS_SEP)[0] if info is not None else ""
+    control = runtime.control if runtime.control is not None else object()
+    return _Where(control, namespace, _thread_id())
+
+
 class _Run:
     """One agent run: its `RunState`, the tools of its latest model request, and how it stopped."""
 
     __slots__ = (
+        "control",
         "failure",
         "judged",
         "key",
@@ -306,11 +322,16 @@ class _Run:
         "state",
         "stop",
         "streamed",
+        "thread",
         "tools",
     )
 
-    def __init__(self, key: str, state: RunState) -> None:
-        self.key = key
+    def __init__(self, where: _Where, state: RunState) -> None:
+        self.key, self.control, self.thread = (
+            where.key,
+            where.control,
+            where.thread,
+        )  # the control kept: its id is the key
         self.state = state
         self.tools: dict[str, BaseTool] = {}
         self.offered: frozenset[str] | None = None
@@ -627,7 +648,7 @@ class _AsyncDeltas(AsyncCallbackHandler):
 # --- the middleware ------------------------------------------------------------------
 
 
-class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
+class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """LangChain agent middleware that dispatches a hookreg registry's hooks; put it first in ``middleware=``.
 
     Example:
@@ -645,8 +666,6 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
             name to something other than a LangChain chat model.
     """
 
-    state_schema = HookregState
-
     def __init__(self, registry: HookRegistry, *, models: Mapping[str, BaseChatModel] | None = None) -> None:
         super().__init__()
         self.registry: HookRegistry = require_registry(registry, "HookregMiddleware")
@@ -658,7 +677,8 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
                     "Pass models={name: chat_model} with BaseChatModel instances, e.g. init_chat_model(...)."
                 )
                 raise HookTypeError(msg)
-        self._runs: dict[str, _Run] = {}  # the live runs, by the key each run's graph state carries
+        self._runs: dict[tuple[int, str], _Run] = {}  # the live runs, by their LangGraph run (`_Where.key`)
+        self._threads: dict[tuple[str, str], _Run] = {}  # the live run of each thread (and namespace)
         self._tool_gate = _ToolGate(self)
 
     @property
@@ -705,21 +725,37 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
 
     # --- runs --------------------------------------------------------------------
 
-    def _open(self, key: str, run: RunContext, goal: str = "") -> _Run:
-        opened = self._runs[key] = _Run(key, RunState(self.registry, run, goal))
+    def _open(self, where: _Where, run: RunContext, goal: str = "") -> _Run:
+        opened = self._runs[where.key] = _Run(where, RunState(self.registry, run, goal))
+        if where.thread:
+            self._threads[where.thread, where.namespace] = opened
         return opened
 
-    def _run(self, state: Mapping[str, Any]) -> _Run:
-        """The run `state` belongs to (one this middleware did not start, e.g. resumed elsewhere, starts here)."""
-        key = state.get(_KEY) if isinstance(state, Mapping) else None
-        key = key if isinstance(key, str) else uuid.uuid4().hex
-        return self._runs.get(key) or self._open(key, RunContext())
+    def _run(self) -> _Run:
+        """The run the running step belongs to: its own, a paused run of its thread it resumes, else a new one."""
+        where = _where()
+        run = self._runs.get(where.key)
+        if run is not None:
+            return run
+        resumed = self._threads.get((where.thread, where.namespace)) if where.thread else None
+        if resumed is None:  # a run this middleware did not start (resumed in another process) starts here
+            return self._open(where, RunContext())
+        self._runs.pop(resumed.key, None)  # the paused invocation is over: the resuming one goes on with the run
+        resumed.key, resumed.control = where.key, where.control
+        self._runs[where.key] = resumed
+        return resumed
+
+    def _close(self, run: _Run) -> None:
+        """The run ended: forget it."""
+        self._runs.pop(run.key, None)
+        if self._threads.get((run.thread, run.key[1])) is run:
+            del self._threads[run.thread, run.key[1]]
 
     def _fail(self, run: _Run, error: BaseException) -> _Flow[None]:
         """The run ends with `error` (``failed``, ``stopped`` or ``cancelled``); an interrupt only pauses it."""
         if isinstance(error, GraphBubbleUp):
             return
-        self._runs.pop(run.key, None)
+        self._close(run)
         yield from run.state.end_with(error)
 
     def _stopped(self, run: _Run, stop: StopRun) -> _Flow[None]:
@@ -740,45 +776,45 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         update["messages"] = [*update.get("messages", []), *notices]
         return {**update, "jump_to": "end"}
 
-    def _denied(self, run: _Run, outcome: RunOutcome, state: Mapping[str, Any], key: str = "") -> _Flow[dict[str, Any]]:
+    def _denied(self, run: _Run, outcome: RunOutcome, state: Mapping[str, Any]) -> _Flow[dict[str, Any]]:
         """A ``user_prompt_submit`` or ``pre_turn`` deny: the reason is the agent's answer, the run stops."""
         stop = StopRun(outcome.reason)
         run.stop = stop
         yield from run.state.end(outcome, stop)
         update = yield from self._halt(run, stop, _messages(state))
         update["messages"] = [*update["messages"], AIMessage(content=outcome.reason)]
-        return {**update, _KEY: key} if key else update
+        return update
 
     # --- before_agent: on_session_start, user_prompt_submit ---------------------
 
-    def _before_agent(self, state: HookregState) -> _Flow[_Update]:
-        key = uuid.uuid4().hex
-        run = self._open(key, RunContext(session_id=_thread_id()), goal=_prompt(state))
+    def _before_agent(self, state: AgentState[Any]) -> _Flow[_Update]:
+        where = _where()
+        run = self._open(where, RunContext(session_id=where.thread), goal=_prompt(state))
         try:
             outcome = yield from run.state.start()
         except StopRun as stop:
-            return {**(yield from self._halt(run, stop, _messages(state))), _KEY: key}
+            return (yield from self._halt(run, stop, _messages(state)))
         except BaseException as error:
             yield from self._fail(run, error)
             raise
         if outcome is not None:
-            return (yield from self._denied(run, outcome, state, key))
-        return {_KEY: key}
+            return (yield from self._denied(run, outcome, state))
+        return None
 
     @hook_config(can_jump_to=["end"])
-    def before_agent(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
+    def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Start the run: ``on_session_start``, then gate the prompt with ``user_prompt_submit``."""
         return _drive(self.registry, self._before_agent(state))
 
     @hook_config(can_jump_to=["end"])
-    async def abefore_agent(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
+    async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Async twin of `before_agent`."""
         return await _adrive(self.registry, self._before_agent(state))
 
     # --- before_model: pre_turn ---------------------------------------------------
 
-    def _before_model(self, state: HookregState) -> _Flow[_Update]:
-        run = self._run(state)
+    def _before_model(self, state: AgentState[Any]) -> _Flow[_Update]:
+        run = self._run()
         if run.stop is not None:  # a tool hook stopped the run: end it now
             return {"jump_to": "end"}
         try:
@@ -793,12 +829,12 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         return None
 
     @hook_config(can_jump_to=["end"])
-    def before_model(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
+    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Start a turn and gate the coming model call with ``pre_turn``."""
         return _drive(self.registry, self._before_model(state))
 
     @hook_config(can_jump_to=["end"])
-    async def abefore_model(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
+    async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Async twin of `before_model`."""
         return await _adrive(self.registry, self._before_model(state))
 
@@ -869,7 +905,7 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         return request.override(messages=messages) if run.rewritten else request
 
     def _model_call(self, request: ModelRequest[Any], *, asynchronous: bool) -> _Flow[Any]:
-        run = self._run(request.state)
+        run = self._run()
         run.tools = {t.name: t for t in request.tools if isinstance(t, BaseTool)}
         try:
             asked = frozenset(_tool_name(t) for t in request.tools)
@@ -902,8 +938,8 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
 
     # --- after_model: model_turn_finished, post_turn, stop -----------------------
 
-    def _after_model(self, state: HookregState) -> _Flow[_Update]:
-        run = self._run(state)
+    def _after_model(self, state: AgentState[Any]) -> _Flow[_Update]:
+        run = self._run()
         messages = _messages(state)
         original, _ = _answer(messages)
         if original is None:
@@ -942,30 +978,30 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         return update or None
 
     @hook_config(can_jump_to=["model", "end"])
-    def after_model(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
+    def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Judge the answer (``model_turn_finished``), observe it (``post_turn``), and gate stopping (``stop``)."""
         return _drive(self.registry, self._after_model(state))
 
     @hook_config(can_jump_to=["model", "end"])
-    async def aafter_model(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
+    async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Async twin of `after_model`."""
         return await _adrive(self.registry, self._after_model(state))
 
     # --- after_agent: on_session_end ---------------------------------------------
 
-    def _after_agent(self, state: HookregState) -> _Flow[None]:
-        run = self._run(state)
-        self._runs.pop(run.key, None)
+    def _after_agent(self, state: AgentState[Any]) -> _Flow[None]:
+        run = self._run()
+        self._close(run)
         if run.stop is not None:
             raise run.stop  # its session ended when it stopped; the caller gets the hook's own StopRun
         yield from run.state.end(RunOutcome(status="completed", turns=run.state.turns))
 
-    def after_agent(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
+    def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """End the run: ``on_session_end`` (``completed``), or raise the `StopRun` that stopped it."""
         _drive(self.registry, self._after_agent(state))
         return None
 
-    async def aafter_agent(self, state: HookregState, runtime: Runtime[Any]) -> _Update:
+    async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Async twin of `after_agent`."""
         await _adrive(self.registry, self._after_agent(state))
         return None
@@ -1074,8 +1110,7 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         return request.override(tool_call=rewritten, tool=tool) if tool else request.override(tool_call=rewritten)
 
     def _tool_call(self, request: LangChainToolCall) -> _Flow[_ToolResponse]:
-        state = request.state if isinstance(request.state, Mapping) else {}
-        run, call = self._run(state), request.tool_call
+        run, call = self._run(), request.tool_call
         call_id, name = call.get("id") or "", call["name"]
         if run.stop is not None:
             return _tool_message(call_id, name, STOPPED_NOTICE)
@@ -1100,8 +1135,7 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
 
     def _gate_inside(self, request: LangChainToolCall) -> _Flow[_ToolResponse]:
         """The tool gate, innermost: judge the call as it will run, after every other middleware edited it."""
-        state = request.state if isinstance(request.state, Mapping) else {}
-        run, call = self._run(state), request.tool_call
+        run, call = self._run(), request.tool_call
         call_id, name = call.get("id") or "", call["name"]
         if not self._judging():
             unjudged: _ToolResponse = yield _Call(request)  # no hook judges arguments: an edit changes no verdict
@@ -1200,10 +1234,8 @@ class HookregMiddleware(AgentMiddleware[HookregState, Any, Any]):
         return await _adrive(self.registry, self._tool_call(request), handler)
 
 
-class _ToolGate(AgentMiddleware[HookregState, Any, Any]):
+class _ToolGate(AgentMiddleware[AgentState[Any], Any, Any]):
     """A `HookregMiddleware`'s tool gate, listed last (innermost): it judges a call as it will run."""
-
-    state_schema = HookregState
 
     def __init__(self, outer: HookregMiddleware) -> None:
         super().__init__()

@@ -160,6 +160,23 @@ def test_a_harmless_edit_runs_as_edited(mode: str) -> None:
     assert "replaced this tool call" in tool_text(final)
 
 
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
+@pytest.mark.parametrize("mode", ["per_call", "batched"])
+def test_a_review_paused_and_resumed_is_one_session(mode: str, asynchronous: bool) -> None:
+    """The invocation that answers the review goes on with the paused run: one session start and one end."""
+    registry, events = no_evil(), list[str]()
+    registry.on_session_start(lambda ctx: events.append(f"start {ctx.run.run_id}"))
+    registry.on_session_end(lambda ctx: events.append(f"end {ctx.run.run_id} {ctx.outcome.status}"))
+    sent: list[dict[str, str]] = []
+    state, agent = reviewed(registry, sent, SAFE, mode, asynchronous=asynchronous)
+    assert state["__interrupt__"]
+    run(agent, edit(state, mode, {"to": "bob@example.com", "body": "hi"}), asynchronous=asynchronous)
+    assert sent == [{"to": "bob@example.com", "body": "hi"}]
+    start, end = events
+    run_id = start.removeprefix("start ")
+    assert end == f"end {run_id} completed"
+
+
 def test_a_denied_call_is_never_shown_to_the_human() -> None:
     """In per_call review the gate runs before the question: a denied call raises no interrupt and never runs."""
     sent: list[dict[str, str]] = []

@@ -325,3 +325,20 @@ def test_a_gated_tool_that_raises_reaches_the_failure_points(asynchronous: bool)
     tool = StructuredTool.from_function(broken)
     final = conversation(lambda: calling("broken", {"text": "hi"}), [tool], registry, asynchronous=asynchronous)
     assert final[2] == ("tool", "hook read: broken on hi", "error")
+
+
+# --- no hookreg key in the state the user sees -------------------------------------------------------
+
+
+@pytest.mark.parametrize("registry", ["empty", "gated"])
+def test_streamed_states_carry_no_hookreg_key(registry: str) -> None:
+    """Every state streamed with stream_mode="values" has the keys it has without hookreg."""
+
+    def keys(hooks: HookRegistry | None) -> list[set[str]]:
+        listing = [] if hooks is None else HookregMiddleware(hooks).around([])
+        agent: Any = create_agent(calling("echo", {"text": "hi"}), tools=[echo()], middleware=listing)
+        return [set(state) for state in agent.stream({"messages": [HumanMessage(content="go")]}, stream_mode="values")]
+
+    plain = keys(None)
+    assert plain
+    assert set().union(*keys(registries()[registry])) == set().union(*plain)
