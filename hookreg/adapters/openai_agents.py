@@ -84,6 +84,7 @@ from hookreg import (
     HookRegistry,
     HookTypeError,
     HookValueError,
+    InvalidToolCallAction,
     Message,
     ModelSelectContext,
     ModelTurnFinishedContext,
@@ -102,9 +103,12 @@ from hookreg import (
 )
 from hookreg._lifecycle import (
     STOPPED_NOTICE,
+    Dispatch,
     GateResult,
     RunState,
+    Steps,
     adrive,
+    bind,
     failed,
     finish_reason,
     gate,
@@ -145,6 +149,7 @@ try:
         Usage,
         UserError,
     )
+    from agents.lifecycle import RunHooksBase
     from agents.models import get_default_model, get_default_model_settings
     from agents.run_config import CallModelData, ModelInputData
     from agents.tool_context import ToolContext
@@ -268,7 +273,8 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
         registry: The hooks to run.
 
     Returns:
-        A new `FunctionTool` with the same name, schema and options.
+        A new `FunctionTool` with the same name, schema and options; `tool`
+        itself when it is already guarded by `registry`.
 
     Raises:
         HookTypeError: `tool` is not a `FunctionTool` (also a `TypeError`),
@@ -281,6 +287,8 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
             "Pass function tools, or use guard_tools() to leave hosted tools as they are."
         )
         raise HookTypeError(msg)
+    if _GUARDS.get(tool.on_invoke_tool) is registry:
+        return tool  # guarded already (an agent cloned with its guarded tools): gating again would judge twice
     guarded, formatter, sdk_approval = _raising_copy(tool)
     invoke = guarded.on_invoke_tool
     # The SDK enforces timeout_seconds by cancelling the invoker, which would leave the hooks no failure to see:
@@ -318,9 +326,12 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
                 message = str(exc) if base is None else base
                 return await adrive(registry, failed(registry, context, call, exc, message=message, duration_ms=ms))
             ms = (time.perf_counter() - started) * 1000
-            text = await adrive(registry, succeeded(registry, context, call, raw, duration_ms=ms))
-            # The SDK presents a result its own way: hand it the raw value unless a hook rewrote the text.
-            return text if registry.has_hooks(HookPoint.TRANSFORM_TOOL_RESULT) else raw
+            shown = present(raw)
+            steps = succeeded(registry, context, call, raw, presentation=shown, duration_ms=ms)
+            text = await adrive(registry, steps)
+            # The SDK presents a result its own way: hand it the raw value unless a hook rewrote the text (a
+            # transform chain that returned None hands back the very presentation it was given).
+            return raw if text is shown else text
         except StopRun as stop:
             if run is not None:
                 await run.end_with(stop)
@@ -329,7 +340,12 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
     if tool.needs_approval is not False:  # a tool that never asks a human keeps the SDK's plain path
         guarded.needs_approval = _gate_first(registry, tool.name, judged, sdk_approval)
     guarded.on_invoke_tool = call_tool
+    _GUARDS[call_tool] = registry
     return guarded
+
+
+_GUARDS: weakref.WeakKeyDictionary[Callable[..., Any], HookRegistry] = weakref.WeakKeyDictionary()
+"""The registry of each guarded tool, by its invoker (a `FunctionTool` is an unhashable dataclass)."""
 
 
 async def _judge(registry: HookRegistry, name: str, run: _Run | None, call_id: str, arguments: object) -> GateResult:
@@ -475,7 +491,9 @@ class _Run:
             await self.end_with(error)
         raise error
 
-    async def unknown_tool(self, name: str, call_id: str, context: RunContextWrapper[Any]) -> str:
+    async def unknown_tool(
+        self, name: str, call_id: str, context: RunContextWrapper[Any], sdk_text: Callable[[], Awaitable[str]]
+    ) -> str:
         """A call to a tool the agent lacks, as the run contract's invalid call; return what the model reads.
 
         The SDK answers such a call with its ``tool_error_formatter`` (see
@@ -484,7 +502,10 @@ class _Run:
         ``invalid_tool_call`` decides (``fail`` → ``post_tool_call_failure``
         and ``on_tool_error`` with kind ``NOT_FOUND``), and a ``repair``
         runs the named function tool the agent offers (enabled, MCP tools
-        included) through its invoker. The SDK swallows a formatter's
+        included) through its invoker. When every ``invalid_tool_call`` hook
+        passes, the call fails the SDK's way: ``on_tool_error`` chains over
+        `sdk_text` (the app's formatter, or the SDK's own wording), as if
+        nobody listened there (DESIGN §8). The SDK swallows a formatter's
         exceptions, so a `StopRun` or a failing hook is kept in `pending` and
         raised before the run's next step.
         """
@@ -495,7 +516,13 @@ class _Run:
             args = _model_arguments(self.arguments.get(call_id, ""))
             known = set(tools) - {name}
             steps = gate(registry, self.state.run, name, call_id, args, known=known, offered=self.offered)
-            verdict = await adrive(registry, steps)
+            verdict = await _unless_every_hook_passes(registry, steps)
+            if verdict is None:
+                text = await sdk_text()
+                call = ToolCallRequest(call_id, name, args if isinstance(args, Mapping) else {})
+                error = LookupError(text)
+                failing = failed(registry, self.state.run, call, error, kind=ToolErrorKind.NOT_FOUND, message=text)
+                return await adrive(registry, failing)
             if not verdict.allowed:
                 return verdict.text
             return await self._repaired(tools[verdict.call.tool_name], verdict, context)
@@ -531,6 +558,31 @@ class _Run:
     async def end(self, outcome: RunOutcome) -> None:
         """End the session with `outcome` (once per run)."""
         await adrive(self.state.registry, self.state.end(outcome))
+
+
+class _EveryHookPassed(Exception):  # noqa: N818 -- a signal, not an error
+    """Every ``invalid_tool_call`` hook passed on an invalid call: the SDK's own handling applies."""
+
+
+async def _unless_every_hook_passes(registry: HookRegistry, steps: Steps[GateResult]) -> GateResult | None:
+    """Drive the gate `steps`; ``None`` as soon as every ``invalid_tool_call`` hook passed (before any failure point).
+
+    DESIGN §8: an ``invalid_tool_call`` action replaces the SDK's handling
+    only when a hook returns one; when all pass, the call goes on as if no
+    hook listened.
+    """
+
+    def note(op: Dispatch, reply: object, error: BaseException | None) -> None:
+        if op.point is HookPoint.INVALID_TOOL_CALL and error is None:
+            action = cast("InvalidToolCallAction", reply)
+            if action.kind == "fail" and action.decided_by is None:
+                raise _EveryHookPassed
+
+    try:
+        return await adrive(registry, bind(registry, steps, note))
+    except _EveryHookPassed:
+        steps.close()
+        return None
 
 
 class _Gated:
@@ -706,34 +758,51 @@ class _Answer:
 
 
 async def _streamed(call: _Call, events: AsyncIterator[Any], settings: ModelSettings) -> AsyncIterator[Any]:
-    """`events`, firing ``model_turn_finished`` at the response's terminal event before passing it on."""
-    async for event in events:
-        response = getattr(event, "response", None)
-        if getattr(event, "type", None) in _TERMINAL_EVENTS and response is not None:
-            incomplete = getattr(response, "incomplete_details", None)
-            answer = _Answer(
-                output=list(response.output),
-                usage=response.usage,
-                message_id=response.id,
-                model=response.model,
-                status=response.status,
-                reason=getattr(incomplete, "reason", None),
-            )
-            action = await _turn_finished(call, answer, settings)
-            if action.kind != "continue":
-                msg = (
-                    f"Cannot {action.kind} turn {call.run.state.turns if call.run else 0} of a streamed OpenAI Agents "
-                    f"run as hook {action.decided_by!r} asked: its events already reached the caller. Continue "
-                    "(or let the agent stop) in streamed runs, or run blocking (hooks.run) to ask again."
-                )
-                raise HookValueError(msg, point=HookPoint.MODEL_TURN_FINISHED)
-        yield event
+    """`events`, firing ``model_turn_finished`` at the response's terminal event before passing it on.
+
+    Closing this stream closes the model's with it, in the closing task: the
+    SDK closes the stream it iterates as soon as the run stops reading it.
+    """
+    try:
+        async for event in events:
+            response = getattr(event, "response", None)
+            if getattr(event, "type", None) in _TERMINAL_EVENTS and response is not None:
+                await _streamed_turn_finished(call, response, settings)
+            yield event
+    finally:
+        close = getattr(events, "aclose", None)
+        if close is not None:
+            await close()
+
+
+async def _streamed_turn_finished(call: _Call, response: Any, settings: ModelSettings) -> None:
+    """Fire ``model_turn_finished`` for a streamed response; refuse an action that would ask the model again."""
+    incomplete = getattr(response, "incomplete_details", None)
+    answer = _Answer(
+        output=list(response.output),
+        usage=response.usage,
+        message_id=response.id,
+        model=response.model,
+        status=response.status,
+        reason=getattr(incomplete, "reason", None),
+    )
+    action = await _turn_finished(call, answer, settings)
+    if action.kind != "continue":
+        msg = (
+            f"Cannot {action.kind} turn {call.run.state.turns if call.run else 0} of a streamed OpenAI Agents "
+            f"run as hook {action.decided_by!r} asked: its events already reached the caller. Continue "
+            "(or let the agent stop) in streamed runs, or run blocking (hooks.run) to ask again."
+        )
+        raise HookValueError(msg, point=HookPoint.MODEL_TURN_FINISHED)
 
 
 _TERMINAL_EVENTS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
 
 _ANSWER_POINTS: Final = (HookPoint.MODEL_TURN_FINISHED, HookPoint.STOP)
+
+_MODEL_POINTS: Final = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT, *_ANSWER_POINTS)
+"""The points that need hookreg's per-call model in the run's place (`HookregRunHooks.run_config`)."""
 
 
 async def _turn_finished(call: _Call, answer: _Answer, settings: ModelSettings) -> TurnAction:
@@ -859,6 +928,7 @@ class HookregRunHooks(RunHooks[Any]):
         input: Any,
         *,
         run_config: RunConfig | Mapping[str, Any] | None = None,
+        hooks: RunHooks[Any] | None = None,
         **kwargs: Any,
     ) -> RunResult:
         """``Runner.run`` with these hooks and their `run_config`, ending the session on every path.
@@ -873,6 +943,7 @@ class HookregRunHooks(RunHooks[Any]):
             starting_agent: The agent to run.
             input: The user input (text or input items).
             run_config: The run's own settings, see `run_config`.
+            hooks: The app's own `RunHooks`, called after these at each start and before them at each end.
             **kwargs: Passed to ``Runner.run`` (``context``, ``max_turns``, ``session``...).
 
         Returns:
@@ -882,7 +953,7 @@ class HookregRunHooks(RunHooks[Any]):
         config = self.run_config(run_config)
         token = _ENTRY.set(entry)
         try:
-            result = await Runner.run(starting_agent, input, hooks=self, run_config=config, **kwargs)
+            result = await Runner.run(starting_agent, input, hooks=self._with(hooks), run_config=config, **kwargs)
         except BaseException as exc:
             error = await _ended(entry, exc)
             if error is exc:
@@ -899,6 +970,7 @@ class HookregRunHooks(RunHooks[Any]):
         input: Any,
         *,
         run_config: RunConfig | Mapping[str, Any] | None = None,
+        hooks: RunHooks[Any] | None = None,
         **kwargs: Any,
     ) -> RunResultStreaming:
         """``Runner.run_streamed`` with these hooks and their `run_config`; iterate it with `stream_events`.
@@ -907,6 +979,7 @@ class HookregRunHooks(RunHooks[Any]):
             starting_agent: The agent to run.
             input: The user input (text or input items).
             run_config: The run's own settings, see `run_config`.
+            hooks: The app's own `RunHooks`, as in `run`.
             **kwargs: Passed to ``Runner.run_streamed``.
 
         Returns:
@@ -916,7 +989,7 @@ class HookregRunHooks(RunHooks[Any]):
         config = self.run_config(run_config)
         token = _ENTRY.set(entry)  # the run's task copies the context now
         try:
-            result = Runner.run_streamed(starting_agent, input, hooks=self, run_config=config, **kwargs)
+            result = Runner.run_streamed(starting_agent, input, hooks=self._with(hooks), run_config=config, **kwargs)
         finally:
             _ENTRY.reset(token)
         _STREAMS[id(result)] = entry
@@ -959,6 +1032,14 @@ class HookregRunHooks(RunHooks[Any]):
         if entry is not None:
             await _settle(entry, result)
 
+    def _with(self, app: RunHooks[Any] | None) -> RunHooks[Any]:
+        """These hooks, joined with the app's own; anything else the app passed goes to the SDK, which judges it."""
+        if app is None:
+            return self
+        if not isinstance(app, RunHooksBase):
+            return cast("RunHooks[Any]", app)  # the SDK's own TypeError names what is wrong with it
+        return _JoinedRunHooks(self, app)
+
     def run_config(self, base: RunConfig | Mapping[str, Any] | None = None) -> RunConfig:
         """Return a copy of `base` that fires the turn and model points and applies their patches per call.
 
@@ -973,53 +1054,70 @@ class HookregRunHooks(RunHooks[Any]):
         a call as `base` says (by default it raises ``ModelBehaviorError``).
         Every other kind of tool error goes to `base`'s own formatter. The
         returned config may be reused across runs (`run` and `run_streamed`
-        build one per run).
+        build one per run). `base`'s own ``call_model_input_filter`` still
+        decides what each call sends; the patches apply to what it returns.
 
         Args:
             base: The run's own settings, a `RunConfig` or a dict of its
                 fields as ``Runner.run`` takes; ``None`` for the SDK
-                defaults. Its ``call_model_input_filter`` must be unset.
+                defaults.
 
         Returns:
             The `RunConfig` to pass as ``Runner.run(..., run_config=...)``.
 
         Raises:
-            HookTypeError: `base` is neither a `RunConfig` nor a dict, or it
-                already has a ``call_model_input_filter``.
+            HookTypeError: `base` is neither a `RunConfig` nor a dict.
         """
         base = _run_config(base)
-        if base.call_model_input_filter is not None:
-            msg = (
-                "Cannot install hookreg's model-input filter into this RunConfig: it already has "
-                f"call_model_input_filter={base.call_model_input_filter!r}. Do that work in a pre_model_call hook "
-                "instead."
+        if isinstance(base.model, _PatchedModel):
+            # A config hookreg built already (the SDK hands an agent-as-tool's run its parent's): start from the
+            # app's own settings again, so one filter opens each call and one model serves it.
+            own = base.model.base
+            base = dataclasses.replace(
+                base,
+                model=own.model,
+                call_model_input_filter=own.call_model_input_filter,
+                tool_error_formatter=own.tool_error_formatter,
+                tool_not_found_behavior=own.tool_not_found_behavior,
             )
-            raise HookTypeError(msg)
         model = _PatchedModel(base, self.models)
-        own_formatter = base.tool_error_formatter
+        own_formatter, own_filter = base.tool_error_formatter, base.call_model_input_filter
 
         def judges_unknown_calls() -> bool:
             return self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL)
 
-        def open_call(data: CallModelData[Any]) -> ModelInputData:
+        def open_call(data: CallModelData[Any]) -> ModelInputData | Awaitable[ModelInputData]:
             _CALL.set(_Call(model, data.agent))
-            return data.model_data
+            # The app's own filter decides what is sent, its result (or awaitable) handed to the SDK unchanged.
+            return data.model_data if own_filter is None else own_filter(data)
 
-        async def format_tool_error(args: ToolErrorFormatterArgs[Any]) -> str | None:
-            run = _RUNS.get(id(args.run_context.usage))
-            if args.kind == "tool_not_found" and run is not None and run.hooks is self and judges_unknown_calls():
-                return await run.unknown_tool(args.tool_name, args.call_id, args.run_context)
+        async def own_text(args: ToolErrorFormatterArgs[Any]) -> str | None:
             if own_formatter is None:
                 return None
             text = own_formatter(args)
             return await text if inspect.isawaitable(text) else text
 
+        async def format_tool_error(args: ToolErrorFormatterArgs[Any]) -> str | None:
+            run = _RUNS.get(id(args.run_context.usage))
+            if args.kind == "tool_not_found" and run is not None and run.hooks is self and judges_unknown_calls():
+
+                async def sdk_text() -> str:
+                    text = await own_text(args)
+                    return args.default_message if text is None else text
+
+                return await run.unknown_tool(args.tool_name, args.call_id, args.run_context, sdk_text)
+            return await own_text(args)
+
+        # Nobody listening: the SDK's own model, filter, formatter and unknown-tool handling (DESIGN §8). The
+        # per-call model stands in the run's model only for the points that need it (see _MODEL_POINTS).
+        serves = any(self.registry.has_hooks(point) for point in _MODEL_POINTS)
+        if not serves and not judges_unknown_calls():
+            return base
         return dataclasses.replace(
             base,
-            model=model,
-            call_model_input_filter=open_call,
+            model=model if serves else base.model,
+            call_model_input_filter=open_call if serves else own_filter,
             tool_error_formatter=format_tool_error,
-            # Nobody listening: the SDK's own handling of an unknown tool, unchanged (transparency, DESIGN §8).
             tool_not_found_behavior="return_error_to_model" if judges_unknown_calls() else base.tool_not_found_behavior,
         )
 
@@ -1142,6 +1240,45 @@ class HookregRunHooks(RunHooks[Any]):
             aggregated = texts[data.item_id] = texts.get(data.item_id, "") + data.delta
             thought = ReasoningDeltaContext(delta=data.delta, aggregated=aggregated, run=run)
             await self.registry.anotify(HookPoint.REASONING_DELTA, thought)
+
+
+class _JoinedRunHooks(RunHooks[Any]):
+    """hookreg's run hooks and the app's own in one run: hookreg's first at each start, last at each end.
+
+    hookreg's run-level points sit outermost (DESIGN §8): its gates judge a
+    turn before the app's hooks see it, and its session ends after them.
+    """
+
+    def __init__(self, hookreg: HookregRunHooks, app: RunHooksBase[Any, Any]) -> None:
+        self.hookreg = hookreg
+        self.app = app
+
+    async def on_agent_start(self, context: AgentHookContext[Any], agent: Agent[Any]) -> None:
+        await self.hookreg.on_agent_start(context, agent)
+        await self.app.on_agent_start(context, agent)
+
+    async def on_llm_start(
+        self, context: RunContextWrapper[Any], agent: Agent[Any], system_prompt: str | None, input_items: list[Any]
+    ) -> None:
+        await self.hookreg.on_llm_start(context, agent, system_prompt, input_items)
+        await self.app.on_llm_start(context, agent, system_prompt, input_items)
+
+    async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse) -> None:
+        await self.app.on_llm_end(context, agent, response)
+        await self.hookreg.on_llm_end(context, agent, response)
+
+    async def on_agent_end(self, context: AgentHookContext[Any], agent: Agent[Any], output: Any) -> None:
+        await self.app.on_agent_end(context, agent, output)
+        await self.hookreg.on_agent_end(context, agent, output)
+
+    async def on_handoff(self, context: RunContextWrapper[Any], from_agent: Agent[Any], to_agent: Agent[Any]) -> None:
+        await self.app.on_handoff(context, from_agent, to_agent)
+
+    async def on_tool_start(self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool) -> None:
+        await self.app.on_tool_start(context, agent, tool)
+
+    async def on_tool_end(self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool, result: object) -> None:
+        await self.app.on_tool_end(context, agent, tool, result)
 
 
 _STREAMS: dict[int, _Entry] = {}

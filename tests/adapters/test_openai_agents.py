@@ -257,13 +257,6 @@ def test_registry_is_checked() -> None:
         HookregRunHooks(object())  # type: ignore[arg-type]
 
 
-def test_run_config_refuses_a_second_filter() -> None:
-    """run_config() refuses a base RunConfig that already filters model input."""
-    base = RunConfig(call_model_input_filter=lambda data: data.model_data)
-    with pytest.raises(HookTypeError, match="Cannot install hookreg's model-input filter into this RunConfig"):
-        hookreg_run_hooks(HookRegistry()).run_config(base)
-
-
 def test_user_prompt_denied_stops_before_any_model_call() -> None:
     """A user_prompt_submit deny raises StopRun before the model is called; on_session_end reports stopped."""
     registry = HookRegistry()
@@ -1178,7 +1171,7 @@ def echo_agent(registry: HookRegistry, tool: RecordingTool) -> Agent[Any]:
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
 def test_an_unknown_tool_reaches_invalid_tool_call(streamed: bool) -> None:
-    """A call to a tool the agent lacks goes to invalid_tool_call with the model's arguments; the run goes on."""
+    """A call to a tool the agent lacks goes to invalid_tool_call; when every hook passes, the SDK's words apply."""
     registry, tool = HookRegistry(), RecordingTool()
     invalid: list[InvalidToolCallContext] = []
     registry.invalid_tool_call(invalid.append)
@@ -1195,7 +1188,7 @@ def test_an_unknown_tool_reaches_invalid_tool_call(streamed: bool) -> None:
     assert [(c.tool_name, dict(c.args), c.raw_args, list(c.available_tools)) for c in invalid] == [
         ("nope", {"text": "hi"}, {"text": "hi"}, [TOOL_NAME])
     ]
-    assert tool_outputs(model) == {"call-1": "Error: LookupError: unknown tool 'nope'; the tools offered are: echo"}
+    assert tool_outputs(model) == {"call-1": "Tool 'nope' not found."}
 
 
 def test_a_repaired_unknown_call_runs_the_named_tool_gated_once() -> None:

@@ -1,0 +1,113 @@
+"""The OpenAI Agents SDK's own tests with hookreg attached to every run (see runner.py for what each name means)."""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import weakref
+from typing import Any
+
+from agents import Agent, RunResultStreaming
+from agents.run import AgentRunner
+
+from hookreg import HookRegistry
+from hookreg.adapters.openai_agents import guard_tools, hookreg_run_hooks
+
+DIST = "openai-agents"
+TEST_REQUIREMENTS = ["pytest-asyncio>=1.0,<1.5", "pytest-mock>=3.14,<4", "inline-snapshot>=0.20.7,<1", "httpx>=0.27,<1"]
+# The agent loop (blocking, streamed, sync; turn limits), function tools and their failures, streaming events and
+# cancellation, approval / human-in-the-loop and resumed run states, and the extensions hookreg sits among: run and
+# agent hooks, call_model_input_filter, tool guardrails, tool_use_behavior.
+FILES = [
+    "tests/test_agent_runner.py",
+    "tests/test_agent_runner_streamed.py",
+    "tests/test_agent_runner_sync.py",
+    "tests/test_max_turns.py",
+    "tests/test_function_tool.py",
+    "tests/test_tool_use_behavior.py",
+    "tests/test_tool_failure_boundaries.py",
+    "tests/test_tool_exception_formatter.py",
+    "tests/test_tool_identity.py",
+    "tests/test_stream_events.py",
+    "tests/test_cancel_streaming.py",
+    "tests/test_streaming_tool_call_arguments.py",
+    "tests/test_hitl_error_scenarios.py",
+    "tests/test_hitl_session_scenario.py",
+    "tests/test_agent_scoped_approvals.py",
+    "tests/test_tool_approval_call_id_reuse.py",
+    "tests/test_function_tool_approval_arguments.py",
+    "tests/test_run_state_hook_identity.py",
+    "tests/test_run_hooks.py",
+    "tests/test_global_hooks.py",
+    "tests/test_agent_hooks.py",
+    "tests/test_agent_llm_hooks.py",
+    "tests/test_call_model_input_filter.py",
+    "tests/test_start_hook_tools.py",
+    "tests/test_tool_guardrails.py",
+]
+SUBSET = FILES
+PYTEST_ARGS: list[str] = []
+KNOWN: dict[str, str] = {}
+
+
+def inject(registry: HookRegistry) -> None:
+    """Every `Agent` gets guarded tools; every run goes through one `HookregRunHooks`, as a user wires them.
+
+    ``Runner.run`` and ``Runner.run_sync`` become ``hooks.run`` (the app's own ``hooks=`` and ``run_config=`` passed
+    on), ``Runner.run_streamed`` becomes ``hooks.run_streamed``, and the stream of such a run is iterated through
+    ``hooks.stream_events``. The SDK's runner is patched, not `Runner`, so that ``run_sync`` (which calls the
+    runner's ``run``) and a test's own default runner are covered too.
+    """
+    hooks = hookreg_run_hooks(registry)
+    agent_init = Agent.__init__
+
+    @functools.wraps(agent_init)
+    def init(self: Agent[Any], *args: Any, **kwargs: Any) -> None:
+        agent_init(self, *args, **kwargs)
+        self.tools = guard_tools(self.tools, registry)
+
+    run, run_streamed = AgentRunner.run, AgentRunner.run_streamed
+    # Set while hooks.run / hooks.run_streamed call back into the runner: that call is the SDK's own run. Cleared
+    # there, so a run nested inside it (an agent used as a tool) is wired again.
+    wired = contextvars.ContextVar("wired", default=False)
+
+    @functools.wraps(run)
+    async def hooked_run(self: AgentRunner, agent: Agent[Any], input: Any, **kwargs: Any) -> Any:
+        if wired.get():
+            wired.set(False)
+            return await run(self, agent, input, **kwargs)
+        token = wired.set(True)
+        try:
+            return await hooks.run(agent, input, **kwargs)
+        finally:
+            wired.reset(token)
+
+    streams: set[int] = set()  # by id: a RunResultStreaming is an unhashable dataclass
+
+    @functools.wraps(run_streamed)
+    def hooked_run_streamed(self: AgentRunner, agent: Agent[Any], input: Any, **kwargs: Any) -> Any:
+        if wired.get():
+            wired.set(False)
+            return run_streamed(self, agent, input, **kwargs)
+        token = wired.set(True)
+        try:
+            result = hooks.run_streamed(agent, input, **kwargs)
+        finally:
+            wired.reset(token)
+        streams.add(id(result))
+        weakref.finalize(result, streams.discard, id(result))
+        return result
+
+    stream_events = RunResultStreaming.stream_events
+
+    @functools.wraps(stream_events)
+    def hooked_stream_events(self: RunResultStreaming) -> Any:
+        if id(self) in streams:  # the first call is the test's; hooks.stream_events's own call gets the SDK's stream
+            streams.discard(id(self))
+            return hooks.stream_events(self)
+        return stream_events(self)
+
+    Agent.__init__ = init  # type: ignore[method-assign]  # the injection itself
+    AgentRunner.run = hooked_run  # type: ignore[method-assign,assignment]  # the injection itself
+    AgentRunner.run_streamed = hooked_run_streamed  # type: ignore[method-assign,assignment]  # the injection itself
+    RunResultStreaming.stream_events = hooked_stream_events  # type: ignore[method-assign]  # the injection itself
