@@ -158,7 +158,14 @@ __all__ = ["HookregMiddleware"]
 require_release("langchain", "langchain", (1, 4, 10))  # the tested floor: HumanInTheLoopMiddleware modes
 
 try:
-    from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse, hook_config
+    from langchain.agents.middleware import (
+        AgentMiddleware,
+        AgentState,
+        HumanInTheLoopMiddleware,
+        ModelRequest,
+        ModelResponse,
+        hook_config,
+    )
     from langchain.agents.middleware import ToolCallRequest as LangChainToolCall
     from langchain.tools import ToolRuntime
     from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
@@ -324,6 +331,7 @@ class _Run:
         "streamed",
         "thread",
         "tools",
+        "withheld",
     )
 
     def __init__(self, where: _Where, state: RunState) -> None:
@@ -344,6 +352,7 @@ class _Run:
         self.failure: BaseException | None = None  # a tool gate hook's error, which ends the run
         self.passed: dict[str, _Passed] = {}  # call id -> an invalid call every invalid_tool_call hook passed
         self.rewritten: dict[str, str] = {}  # call id -> on_tool_error's text for LangChain's answer to such a call
+        self.withheld: dict[str, list[ToolCall]] = {}  # answer id -> its calls, while denied ones are kept from review
 
     def forget(self, call_id: str) -> None:
         """The call is answered: drop what the gates kept about it."""
@@ -680,6 +689,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._runs: dict[tuple[int, str], _Run] = {}  # the live runs, by their LangGraph run (`_Where.key`)
         self._threads: dict[tuple[str, str], _Run] = {}  # the live run of each thread (and namespace)
         self._tool_gate = _ToolGate(self)
+        self._reviewed_gate = _ReviewedToolGate(self)  # the tool gate `around` lists when a human reviews calls
 
     @property
     def name(self) -> str:
@@ -720,8 +730,10 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                     "Pass AgentMiddleware instances, e.g. HumanInTheLoopMiddleware(...)."
                 )
                 raise HookTypeError(msg)
-        others = [item for item in middleware if item is not self and item is not self._tool_gate]
-        return [self, *others, self._tool_gate]
+        gates = (self._tool_gate, self._reviewed_gate)
+        others = [item for item in middleware if item is not self and item not in gates]
+        reviewed = any(isinstance(item, HumanInTheLoopMiddleware) for item in others)
+        return [self, *others, self._reviewed_gate if reviewed else self._tool_gate]
 
     # --- runs --------------------------------------------------------------------
 
@@ -941,16 +953,19 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def _after_model(self, state: AgentState[Any]) -> _Flow[_Update]:
         run = self._run()
         messages = _messages(state)
-        original, _ = _answer(messages)
-        if original is None:
+        stored, _ = _answer(messages)
+        if stored is None:
             return None
+        # the calls the tool gate kept from a batched review (`_withhold`) go back into the answer, answered
+        withheld = run.withheld.pop(stored.id, None) if stored.id else None
+        original = stored if withheld is None else stored.model_copy(update={"tool_calls": withheld})
         moved: AIMessage | None = None
         try:
             # Only an invalid_tool_call hook's answer replaces LangChain's handling of invalid calls (DESIGN §8).
             if self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
                 moved = yield from self._with_invalid_calls(original, run)
-            update: dict[str, Any] = {"messages": [moved]} if moved is not None else {}
             answer = moved or original
+            update: dict[str, Any] = {"messages": [answer]} if answer is not stored else {}
             ctx = _finished(run, answer)
             action = TurnAction.continue_run()
             if self.registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):
@@ -970,8 +985,11 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 if feedback is not None:
                     return {"messages": [HumanMessage(content=feedback)], "jump_to": "model"}
         except StopRun as stop:
-            current = [moved or original if m is original else m for m in messages]
-            return (yield from self._halt(run, stop, current, {"messages": [moved]} if moved is not None else None))
+            changed = moved or original
+            current = [changed if m is stored else m for m in messages]
+            return (
+                yield from self._halt(run, stop, current, {"messages": [changed]} if changed is not stored else None)
+            )
         except BaseException as error:
             yield from self._fail(run, error)
             raise
@@ -1064,7 +1082,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return None
         return answer.model_copy(update={"tool_calls": calls, "invalid_tool_calls": kept})
 
-    def _judged(self, run: _Run, request: LangChainToolCall, args: object) -> _Flow[GateResult]:
+    def _judged(self, run: _Run, call: ToolCall, tool: BaseTool | None, args: object) -> _Flow[GateResult]:
         """The gate's verdict on `request` with `args`: an earlier verdict on this very call, else a new one.
 
         An earlier verdict is reused only when the call comes back identical —
@@ -1074,7 +1092,6 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         Anything else (a human's edit, another middleware's rewrite) is
         judged again.
         """
-        call, tool = request.tool_call, request.tool
         call_id, name = call.get("id") or "", call["name"]
         earlier = run.judged.get(call_id)
         if earlier is not None and (name, call["args"]) in (earlier.seen, earlier.approved):
@@ -1096,6 +1113,45 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             run.judged[call_id] = _Judged((name, _snapshot(call["args"])), verdict)
         return verdict
 
+    def _withhold(self, state: AgentState[Any]) -> _Flow[_Update]:
+        """Before a batched human review: judge each call of the answer; a denied one is answered, never shown.
+
+        ``HumanInTheLoopMiddleware`` asks about the answer's tool calls in its
+        ``after_model``, which LangChain runs after the tool gate's (the last
+        middleware's runs first). A call the gate denies is taken out of the
+        answer the reviewer sees and answered with the deny's reason; the
+        outer middleware's ``after_model`` puts it back. The verdicts are
+        kept: a call that reaches the tool as judged is not judged again.
+        """
+        if not self._judging():
+            return None
+        run = self._run()
+        messages = _messages(state)
+        answer, answered = _answer(messages)
+        if answer is None or not answer.tool_calls or not answer.id:
+            return None
+        kept: list[ToolCall] = []
+        notices: list[ToolMessage] = []
+        try:
+            for call in answer.tool_calls:
+                call_id = call.get("id") or ""
+                if call_id and call_id not in answered:
+                    args = run.raw_args.get(call_id, call["args"])
+                    verdict = yield from self._judged(run, call, run.tools.get(call["name"]), args)
+                    if not verdict.allowed:
+                        notices.append(_tool_message(call_id, call["name"], verdict.text))
+                        continue
+                kept.append(call)
+        except StopRun as stop:
+            return (yield from self._halt(run, stop, messages))
+        except BaseException as error:
+            yield from self._fail(run, error)
+            raise
+        if not notices:
+            return None
+        run.withheld[answer.id] = list(answer.tool_calls)
+        return {"messages": [answer.model_copy(update={"tool_calls": kept}), *notices]}
+
     def _redirected(self, run: _Run, request: LangChainToolCall, effective: ToolCallRequest) -> LangChainToolCall:
         """`request` for the gated call: its effective name (and tool, after a ``repair``) and a copy of its args.
 
@@ -1116,7 +1172,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return _tool_message(call_id, name, STOPPED_NOTICE)
         paused = False
         try:
-            verdict = yield from self._judged(run, request, run.raw_args.get(call_id, call["args"]))
+            verdict = yield from self._judged(run, call, request.tool, run.raw_args.get(call_id, call["args"]))
             if not verdict.allowed:
                 return _tool_message(call_id, name, verdict.text)
             return (yield from self._execute(run, request, verdict.call))
@@ -1141,7 +1197,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             unjudged: _ToolResponse = yield _Call(request)  # no hook judges arguments: an edit changes no verdict
             return unjudged
         try:
-            verdict = yield from self._judged(run, request, call["args"])
+            verdict = yield from self._judged(run, call, request.tool, call["args"])
         except StopRun as stop:
             run.ran[call_id] = None
             yield from self._stopped(run, stop)
@@ -1257,3 +1313,21 @@ class _ToolGate(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> _ToolResponse:
         """Async twin of `wrap_tool_call`."""
         return await _adrive(self.outer.registry, self.outer._gate_inside(request), handler)  # noqa: SLF001 -- its own outer
+
+
+class _ReviewedToolGate(_ToolGate):
+    """The tool gate of an agent with ``HumanInTheLoopMiddleware``: it also judges each call before a batched review.
+
+    A separate class: LangChain adds a graph node for every middleware whose
+    class has ``after_model``, so an agent without a review pays no step.
+    """
+
+    @hook_config(can_jump_to=["end"])
+    def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Judge the answer's calls before a human reviews them; a denied call is answered and not shown."""
+        return _drive(self.outer.registry, self.outer._withhold(state))  # noqa: SLF001 -- its own outer
+
+    @hook_config(can_jump_to=["end"])
+    async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Async twin of `after_model`."""
+        return await _adrive(self.outer.registry, self.outer._withhold(state))  # noqa: SLF001 -- its own outer

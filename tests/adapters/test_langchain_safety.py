@@ -177,13 +177,44 @@ def test_a_review_paused_and_resumed_is_one_session(mode: str, asynchronous: boo
     assert end == f"end {run_id} completed"
 
 
-def test_a_denied_call_is_never_shown_to_the_human() -> None:
-    """In per_call review the gate runs before the question: a denied call raises no interrupt and never runs."""
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
+@pytest.mark.parametrize("mode", ["per_call", "batched"])
+def test_a_denied_call_is_never_shown_to_the_human(mode: str, asynchronous: bool) -> None:
+    """The gate runs before the question: a denied call raises no interrupt and never runs; the answer keeps it."""
     sent: list[dict[str, str]] = []
-    state, _ = reviewed(no_evil(), sent, EVIL, "per_call", asynchronous=False)
+    state, _ = reviewed(no_evil(), sent, EVIL, mode, asynchronous=asynchronous)
     assert "__interrupt__" not in state
     assert sent == []
     assert "no mail to evil.com" in tool_text(state)
+    (answer,) = [m for m in state["messages"] if isinstance(m, AIMessage) and m.tool_calls]
+    assert [c["args"] for c in answer.tool_calls] == [EVIL]  # the conversation still shows what the model asked
+
+
+def test_a_batched_review_shows_only_the_calls_the_gate_allows() -> None:
+    """Of two calls in one answer, the reviewer is asked about the allowed one only; its verdict is not asked again."""
+    events: list[str] = []
+    sent: list[dict[str, str]] = []
+    both = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "send_email", "args": EVIL, "id": "call-evil"},
+            {"name": "send_email", "args": SAFE, "id": "call-safe"},
+        ],
+    )
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"send_email": True})
+    agent = create_agent(
+        CountingModel(answers=[both, AIMessage(content="done")]),
+        tools=[mailer(sent)],
+        middleware=HookregMiddleware(no_evil(events)).around([hitl]),
+        checkpointer=InMemorySaver(),
+    )
+    state = run(agent, {"messages": [HumanMessage(content="mail both")]}, asynchronous=False)
+    (pending,) = state["__interrupt__"]
+    assert [a["args"] for a in pending.value["action_requests"]] == [SAFE]
+    final = run(agent, Command(resume={"decisions": [{"type": "approve"}]}), asynchronous=False)
+    assert sent == [SAFE]
+    assert events == ["gate mallory@evil.com", "denied mallory@evil.com", "gate alice@example.com"]
+    assert final["messages"][-1].text == "done"
 
 
 def test_an_approved_call_is_gated_once() -> None:
