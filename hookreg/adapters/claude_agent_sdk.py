@@ -238,18 +238,22 @@ class HookregHooks:
             if outcome is not None:
                 raise StopRun(outcome.reason)
             inner = sdk_query(prompt=prompt, options=self._options(options, run), transport=transport)
-            outcome = RunOutcome(status="completed", turns=state.turns)
+            failure: str | None = None
             async for message in inner:
                 if run.error is not None:
                     # The CLI was told to stop (continue: false): let it finish, so the SDK closes everything
                     # it opened, and show nothing it says after the stop.
                     continue
                 if isinstance(message, ResultMessage) and message.is_error:
-                    reason = message.result or "; ".join(message.errors or ()) or message.subtype
-                    outcome = RunOutcome(status="failed", reason=reason, turns=state.turns)
+                    failure = message.result or "; ".join(message.errors or ()) or message.subtype
                 yield message
             if run.error is not None:
                 raise run.error
+            outcome = (
+                RunOutcome(status="completed", turns=state.turns)
+                if failure is None
+                else RunOutcome(status="failed", reason=failure, turns=state.turns)
+            )
         except BaseException as exc:
             if inner is not None:
                 with contextlib.suppress(Exception):

@@ -579,7 +579,7 @@ def test_the_real_cli_runs_what_the_gate_allows_and_the_model_reads_the_denial(c
     registry = HookRegistry()
     events: list[str] = []
     registry.on_session_start(lambda ctx: events.append("start"))
-    registry.on_session_end(lambda ctx: events.append(f"end {ctx.outcome.status}"))
+    registry.on_session_end(lambda ctx: events.append(f"end {ctx.outcome.status} after {ctx.outcome.turns} turns"))
     registry.post_tool_call(lambda ctx: events.append(f"ran {ctx.call_id}: {ctx.result}"))
     registry.transform_tool_input(lambda ctx: {**ctx.args, "command": f"{ctx.args['command']} --checked"})
 
@@ -598,7 +598,7 @@ def test_the_real_cli_runs_what_the_gate_allows_and_the_model_reads_the_denial(c
     read = run.tool_results()
     assert "rm is not allowed here" in read["toolu_1"]
     assert read["toolu_2"] == "recorded: ls --checked"
-    assert events == ["start", "ran toolu_2: recorded: ls --checked", "end completed"]
+    assert events == ["start", "ran toolu_2: recorded: ls --checked", "end completed after 2 turns"]
     result = messages[-1]
     assert isinstance(result, ResultMessage)
     assert result.result == "done"
