@@ -27,7 +27,18 @@ FILES = [
     "tests/strands/multiagent",
     "tests/strands/test_interrupt.py",
 ]
-SUBSET = FILES
+# What .ci/run runs (the three runs take about 4 minutes on 2 cores): the files that found divergences (test_agent.py,
+# the core agent loop; test_execute_tool_middleware.py, the tool middleware hookreg's innermost gate sits among), the
+# event loop, the agent's hooks, direct tool calls, interrupts and the approval interventions.
+SUBSET = [
+    "tests/strands/agent/test_agent.py",
+    "tests/strands/middleware/test_execute_tool_middleware.py",
+    "tests/strands/event_loop/test_event_loop.py",
+    "tests/strands/agent/test_agent_hooks.py",
+    "tests/strands/tools/test_caller.py",
+    "tests/strands/test_interrupt.py",
+    "tests/strands/interventions/test_handler.py",
+]
 PYTEST_ARGS: list[str] = ["--ignore=tests/strands/agent/test_a2a_agent.py", "--ignore=tests/strands/multiagent/a2a"]
 KNOWN: dict[str, str] = {
     "tests/strands/agent/test_agent.py::test_baggage_attributes_nested_agent_override_and_restore": (
