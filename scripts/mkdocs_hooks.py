@@ -49,8 +49,19 @@ def _unescape(match: re.Match[str]) -> str:
     return match.group(0).replace("\\|", "|")
 
 
+def _published(path: str) -> str:
+    """What the site publishes for a repository path a page names: the path, or for a glob the folder of its files."""
+    if "*" in path and any(ROOT.glob(path)):
+        path = path.rpartition("/")[0]
+    return path.rstrip("/") + "/" if (ROOT / path).is_dir() else path
+
+
 def _repo_target(path: str) -> str | None:
-    """The published copy a repository path links to, or ``None`` when the repository has no such file or folder."""
+    """The published copy a repository path links to, or ``None`` when the repository has no such file or folder.
+
+    A glob (`tests/adapters/test_langchain*.py`) links to the folder it matches files in.
+    """
+    path = _published(path)
     found = ROOT / path
     if found.is_dir():
         return f"{REPO_DIR}/{path.rstrip('/')}/"
@@ -109,7 +120,7 @@ def on_files(files: Any, config: Any) -> Any:
             published.add(relative)
             files.append(File.generated(config, f"{REPO_DIR}/{relative}.txt", abs_src_path=str(path)))
 
-    for named in sorted(_named_paths()):
+    for named in sorted({_published(path) for path in _named_paths()}):
         found = ROOT / named
         if found.is_file():
             publish(found)
