@@ -14,13 +14,14 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import Command
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from hookreg import (
     HookRegistry,
     HookResult,
     InvalidToolCallAction,
     InvalidToolCallContext,
+    OnToolErrorContext,
     PreToolCallDecideContext,
     RequestPatch,
 )
@@ -342,3 +343,41 @@ def test_streamed_states_carry_no_hookreg_key(registry: str) -> None:
     plain = keys(None)
     assert plain
     assert set().union(*keys(registries()[registry])) == set().union(*plain)
+
+
+# --- LangChain's answer to a malformed call is the failure the failure points see --------------------
+
+
+class Reading(Scripted):
+    """A scripted model that keeps the tool messages each request sent it."""
+
+    read: list[tuple[str, str]] = Field(default_factory=list)
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.read.extend((m.tool_call_id, m.text) for m in messages if isinstance(m, ToolMessage))
+        return super()._generate(messages, *args, **kwargs)
+
+
+@pytest.mark.parametrize("rewrite", [False, True], ids=["passes", "rewrites"])
+def test_langchains_answer_to_a_malformed_call_reaches_the_failure_points(rewrite: bool) -> None:
+    """A malformed call every invalid_tool_call hook passed: its failure points see LangChain's answer, once."""
+    registry, seen = HookRegistry(), list[tuple[str, str]]()
+    registry.invalid_tool_call(lambda ctx: None)
+    registry.post_tool_call_failure(lambda ctx: seen.append(("failure", ctx.call_id)))
+
+    @registry.on_tool_error
+    def note(ctx: OnToolErrorContext) -> str | None:
+        seen.append((ctx.kind.value, ctx.message))
+        return "hook read it" if rewrite else None
+
+    both = AIMessage(
+        content="",
+        tool_calls=[{"name": "echo", "args": {"text": "hi"}, "id": "call-ok"}],
+        invalid_tool_calls=[{"name": "echo", "args": '{"text": "hi', "id": "call-bad", "error": "bad JSON"}],
+    )
+    model = Reading(messages=iter([both, AIMessage(content="a"), AIMessage(content="b")]))
+    agent: Any = create_agent(model, tools=[echo()], middleware=HookregMiddleware(registry).around([]))
+    agent.invoke({"messages": [HumanMessage(content="go")]})
+    langchains = "Tool call echo with id call-bad could not be executed - arguments were malformed or truncated."
+    assert seen == [("failure", "call-bad"), ("invalid_args", langchains)]
+    assert ("call-bad", "hook read it" if rewrite else langchains) in model.read

@@ -56,7 +56,26 @@ FILES = [
     f"{_IMPLEMENTATIONS}/test_tool_emulator.py",
     f"{_IMPLEMENTATIONS}/test_structured_output_retry.py",
 ]
-SUBSET = FILES
+# What .ci/run runs: the files where divergences were found and fixed or listed in KNOWN (invalid calls, tool errors
+# under retry/error middleware, sync/async wrappers, human review, streaming, dynamic tools, the graph drawing, a
+# tight recursion limit) and the core loop (wrap_tool_call / wrap_model_call, the middleware framework). Its three
+# runs took 2 min 52 s on 2 busy cores (all of FILES: 3 min 40 s).
+SUBSET = [
+    f"{_AGENTS}/test_agent_streaming.py",
+    f"{_AGENTS}/test_invalid_tool_calls.py",
+    f"{_AGENTS}/test_injected_runtime_create_agent.py",
+    f"{_AGENTS}/test_kwargs_tool_runtime_injection.py",
+    f"{_CORE}/test_wrap_tool_call.py",
+    f"{_CORE}/test_wrap_model_call.py",
+    f"{_CORE}/test_framework.py",
+    f"{_CORE}/test_tools.py",
+    f"{_CORE}/test_dynamic_tools.py",
+    f"{_CORE}/test_sync_async_wrappers.py",
+    f"{_CORE}/test_decorators.py",
+    f"{_IMPLEMENTATIONS}/test_human_in_the_loop.py",
+    f"{_IMPLEMENTATIONS}/test_tool_retry.py",
+    f"{_IMPLEMENTATIONS}/test_tool_error.py",
+]
 # LangChain sets no fixture loop scope; pytest-asyncio warns on every run without one.
 PYTEST_ARGS = ["-o", "asyncio_default_fixture_loop_scope=function"]
 _UNSERVED = (
