@@ -7,8 +7,9 @@ callbacks, into its flows. One query is one hookreg session.
 Mapping (hookreg point → where it runs):
 
 - ``on_session_start``, ``user_prompt_submit`` → `HookregHooks.query`, before
-  the CLI starts: a denied prompt (or an ``ask`` nobody approved) raises
-  `hookreg.StopRun` and never reaches the CLI. ``pre_turn`` fires there for
+  the CLI starts (a prompt stream: before each message reaches the CLI): a
+  denied prompt (or an ``ask`` nobody approved) raises `hookreg.StopRun` and
+  never reaches the CLI. ``pre_turn`` fires there for
   turn 1, then at ``PostToolBatch`` and when ``stop`` keeps the run going
   (each is followed by one more model call); a deny stops the run.
 - ``on_session_end`` → `HookregHooks.query`, exactly once per query:
@@ -48,7 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -56,7 +57,6 @@ from hookreg import (
     HookPoint,
     HookRegistry,
     HookResult,
-    HookTypeError,
     NotificationContext,
     OnCompactionContext,
     PermissionDeniedContext,
@@ -168,6 +168,7 @@ class _Run:
     state: RunState
     tool_names: Mapping[str, str] = dataclasses.field(default_factory=dict)
     error: BaseException | None = None
+    started: bool = False  # whether a prompt started the session
     compacting: int = 0  # the transcript entries a compaction under way replaces
 
     def call(self, data: Mapping[str, Any]) -> ToolCallRequest:
@@ -204,12 +205,17 @@ class HookregHooks:
         return f"HookregHooks({self.registry!r})"
 
     async def query(
-        self, *, prompt: str, options: ClaudeAgentOptions | None = None, transport: Any = None
+        self,
+        *,
+        prompt: str | AsyncIterable[dict[str, Any]],
+        options: ClaudeAgentOptions | None = None,
+        transport: Any = None,
     ) -> AsyncIterator[Message]:
         """`claude_agent_sdk.query` with the registry's hooks: one hookreg session per call.
 
         Args:
-            prompt: The prompt (a `str`: hookreg gates it before the CLI starts).
+            prompt: The prompt, gated before the CLI starts; or the SDK's stream of user messages, each
+                gated before it reaches the CLI (a deny ends the stream, and the run).
             options: The application's options; hookreg's callbacks join its
                 ``hooks`` and, for ``on_interaction``, fill in ``can_use_tool``.
             transport: Passed to `claude_agent_sdk.query` as is.
@@ -218,31 +224,24 @@ class HookregHooks:
             The SDK's messages, unchanged.
 
         Raises:
-            HookTypeError: `prompt` is not a `str`.
             StopRun: A hook stopped the run (the same object).
         """
-        if not isinstance(prompt, str):
-            msg = (
-                f"Cannot run a hookreg query with prompt {prompt!r}: hookreg gates the prompt before the CLI starts, "
-                "so it must be a str. Pass the prompt text, one query per prompt."
-            )
-            raise HookTypeError(msg)
         registry = self.registry
-        run = _Run(RunState(registry, RunContext(), goal=prompt), self.tool_names)
+        run = _Run(RunState(registry, RunContext()), self.tool_names)
         state = run.state
         inner: AsyncIterator[Message] | None = None
         try:
-            outcome = await adrive(registry, state.start())
-            if outcome is None:
-                outcome = await adrive(registry, state.turn())
-            if outcome is not None:
-                raise StopRun(outcome.reason)
-            inner = sdk_query(prompt=prompt, options=self._options(options, run), transport=transport)
+            if isinstance(prompt, str):
+                await _submit(run, prompt)
+                sent: str | AsyncIterable[dict[str, Any]] = prompt
+            else:
+                sent = _gated(run, prompt)
+            inner = sdk_query(prompt=sent, options=self._options(options, run), transport=transport)
             failure: str | None = None
             async for message in inner:
                 if run.error is not None:
-                    # The CLI was told to stop (continue: false): let it finish, so the SDK closes everything
-                    # it opened, and show nothing it says after the stop.
+                    # The CLI was told to stop (continue: false), or its input ended: let it finish, so the SDK
+                    # closes everything it opened, and show nothing it says after the stop.
                     continue
                 if isinstance(message, ResultMessage) and message.is_error:
                     failure = message.result or "; ".join(message.errors or ()) or message.subtype
@@ -258,9 +257,11 @@ class HookregHooks:
             if inner is not None:
                 with contextlib.suppress(Exception):
                     await cast("Any", inner).aclose()
-            await adrive(registry, state.end_with(exc))
+            if run.started:
+                await adrive(registry, state.end_with(exc))
             raise
-        await adrive(registry, state.end(outcome))
+        if run.started:  # a stream that sent no message started no session
+            await adrive(registry, state.end(outcome))
 
     def _options(self, options: ClaudeAgentOptions | None, run: _Run) -> ClaudeAgentOptions:
         """A copy of `options` with this run's callbacks added to its ``hooks`` (and ``can_use_tool``)."""
@@ -283,6 +284,43 @@ class HookregHooks:
         if asks and options.can_use_tool is None and registry.has_hooks(P.ON_INTERACTION):
             changes["can_use_tool"] = _permission(run)
         return dataclasses.replace(options, **changes) if changes else options  # type: ignore[arg-type]  # fields by name
+
+
+async def _submit(run: _Run, text: str) -> None:
+    """A prompt goes to the CLI: the session starts (on the first), ``user_prompt_submit`` gates it, a turn starts.
+
+    Raises:
+        StopRun: The prompt or its turn was denied (or an ``ask`` about it not approved).
+    """
+    state = run.state
+    state.goal, run.started = text, True
+    outcome = await adrive(state.registry, state.start())
+    if outcome is None:
+        outcome = await adrive(state.registry, state.turn())
+    if outcome is not None:
+        raise StopRun(outcome.reason)
+
+
+def _prompt_text(message: Mapping[str, Any]) -> str:
+    """The text of one user message of the SDK's input stream (its text parts, joined)."""
+    content = (message.get("message") or {}).get("content")
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else ()
+    return "".join(str(p.get("text", "")) for p in parts if isinstance(p, Mapping) and p.get("type") == "text")
+
+
+async def _gated(run: _Run, prompts: AsyncIterable[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    """The user messages of `prompts`, each gated before the SDK sends it; a deny (or a stop) ends the stream."""
+    async for message in prompts:
+        if run.error is not None:
+            return
+        try:
+            await _submit(run, _prompt_text(message))
+        except Exception as exc:  # noqa: BLE001 -- a StopRun or a hook's own failure: query hands it to the caller
+            run.error = exc
+            return
+        yield message
 
 
 def _callback(event: str, run: _Run) -> _Callback:

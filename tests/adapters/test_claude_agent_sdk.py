@@ -407,17 +407,6 @@ def test_the_application_s_can_use_tool_is_kept() -> None:
     assert options.can_use_tool is own
 
 
-def test_a_prompt_that_is_not_a_string_is_refused() -> None:
-    """hookreg gates the prompt before the CLI starts, so it must be text."""
-
-    async def consume() -> None:
-        async for _ in HookregHooks(HookRegistry()).query(prompt=[{"type": "user"}]):  # type: ignore[arg-type]
-            pass
-
-    with pytest.raises(HookTypeError, match=r"Cannot run a hookreg query with prompt \[.*must be a str"):
-        asyncio.run(consume())
-
-
 def test_a_denied_prompt_stops_before_the_cli_starts() -> None:
     """user_prompt_submit denies: StopRun, session ended stopped, and no CLI is spawned (no cli_path is needed)."""
     registry = HookRegistry()
@@ -886,3 +875,55 @@ def test_the_example_runs_offline(tmp_path: Path) -> None:
     assert "denied 'rm -rf build': rm -rf is not allowed; delete files one by one" in done.stdout
     assert "result: cleaned up" in done.stdout
     assert project.commands() == ["mkdir out"]
+
+
+async def user_messages(*texts: str) -> AsyncIterator[dict[str, Any]]:
+    """The SDK's input stream: one user message per text (the second with its text in parts)."""
+    for n, text in enumerate(texts):
+        content: object = text if n % 2 == 0 else [{"type": "text", "text": text}]
+        yield {"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": None}
+
+
+def test_a_prompt_stream_gates_each_message_before_the_cli_gets_it(claude_cli: str, tmp_path: Path) -> None:
+    """A stream of prompts: one session; each message is gated; a denied one never reaches the model and ends the
+    run with StopRun."""
+    registry = HookRegistry()
+    seen: list[str] = []
+    registry.on_session_start(lambda ctx: seen.append(f"start {ctx.goal}"))
+    registry.on_session_end(lambda ctx: seen.append(f"end {ctx.outcome.status}"))
+
+    @registry.user_prompt_submit
+    def no_secrets(ctx: UserPromptSubmitContext) -> HookResult:
+        seen.append(f"prompt {ctx.content}")
+        return HookResult.deny("no secrets") if "secret" in ctx.content else HookResult.allow()
+
+    async def main() -> Offline:
+        async with offline(claude_cli, tmp_path, [ModelTurn(text="hello")]) as run:
+            stream = user_messages("hi", "the secret is 42", "bye")
+            with pytest.raises(StopRun, match="no secrets"):
+                async for _ in HookregHooks(registry).query(prompt=stream, options=run.options):
+                    pass
+            return run
+
+    run = asyncio.run(main())
+    assert seen == ["start hi", "prompt hi", "prompt the secret is 42", "end stopped"]
+    sent = json.dumps([request["messages"] for request in run.api.log.agent_requests])
+    assert "hi" in sent
+    assert "secret" not in sent
+
+
+def test_an_empty_prompt_stream_starts_no_session() -> None:
+    """A stream that sends nothing starts no session, so none ends (the SDK's own outcome reaches the caller)."""
+    registry = HookRegistry()
+    seen: list[object] = []
+    registry.on_session_start(seen.append)
+    registry.on_session_end(seen.append)
+
+    async def consume() -> None:
+        options = ClaudeAgentOptions(cli_path="/nonexistent/claude")
+        async for _ in HookregHooks(registry).query(prompt=user_messages(), options=options):
+            pass
+
+    with pytest.raises(Exception, match="nonexistent"):
+        asyncio.run(consume())
+    assert seen == []
