@@ -51,22 +51,23 @@ Where each hook point runs:
   While an ``invalid_tool_call`` hook is registered, a call to a tool the
   agent does not have, to a tool the model was not offered in this turn's
   request (``active_tools``), with arguments that are not a JSON object
-  (LangChain's ``invalid_tool_calls``, which ``after_model`` then turns into
-  calls with ``{}`` as arguments so each gets an answer) or that fail the
-  tool's pydantic ``tool_call_schema`` (a ``ToolRuntime`` argument LangChain
-  injects is never missing) goes to ``invalid_tool_call`` and never runs as
-  is. A refused call is answered with an error ``ToolMessage`` carrying the
-  text the model reads. With no such hook, LangChain checks names and
-  arguments itself, with its own messages, and handles its
-  ``invalid_tool_calls`` its own way; a tool another middleware adds and
-  serves reaches it; only a user tool an ``active_tools`` patch took away
-  is refused by hookreg. A tool that returned runs
-  ``transform_tool_result`` then ``post_tool_call``; a tool that failed —
-  raised, or answered with an error ``ToolMessage`` (a ``ToolException`` under
-  ``handle_tool_error``, LangChain's own argument check) — runs
-  ``post_tool_call_failure`` then ``on_tool_error``. Without ``on_tool_error``
-  hooks an exception propagates, as LangChain does by default, and the run
-  fails.
+  (LangChain's ``invalid_tool_calls``) or that fail the tool's pydantic
+  ``tool_call_schema`` (a ``ToolRuntime`` argument LangChain injects is never
+  missing) goes to ``invalid_tool_call``. A hook's answer replaces
+  LangChain's handling (an answered ``invalid_tool_calls`` entry becomes a
+  call with ``{}`` as arguments, so it gets that answer); when every hook
+  passes, LangChain handles the call as without hookreg, and the failure
+  points see LangChain's answer. With no such hook, LangChain checks names
+  and arguments itself, with its own messages; a tool another middleware
+  adds and serves reaches it; only a user tool an ``active_tools`` patch
+  took away is refused by hookreg, whatever the hooks answer. A tool that
+  returned runs ``transform_tool_result`` then ``post_tool_call``; a tool
+  that failed — raised, or answered with an error ``ToolMessage`` (a
+  ``ToolException`` under ``handle_tool_error``, LangChain's own argument
+  check) — runs ``post_tool_call_failure`` then ``on_tool_error``. Unless an
+  ``on_tool_error`` hook rewrites the text, an exception goes on as in
+  plain LangChain (another middleware or ``handle_tool_errors`` may handle
+  it; unhandled, the run fails).
 - ``on_session_end``: exactly once per run — ``completed`` in ``after_agent``;
   ``stopped`` when a hook raises `hookreg.StopRun` or a
   ``user_prompt_submit`` / ``pre_turn`` deny ends the run; ``failed`` when the
