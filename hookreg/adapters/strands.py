@@ -239,8 +239,25 @@ class _Judged:
     verdict: GateResult
 
     def covers(self, name: str, args: object) -> bool:
-        """Whether the call `name(args)` is the very one judged, or the one approved: its verdict stands."""
-        return (name, args) in (self.seen, (self.verdict.call.tool_name, self.verdict.call.args))
+        """Whether the call `name(args)` is the very one judged, or the one approved: its verdict stands.
+
+        Strands' own routing flag does not count: Strands strips it from the
+        input once it has routed the call.
+        """
+        judged = (self.seen, (self.verdict.call.tool_name, self.verdict.call.args))
+        return (name, _unrouted(args)) in [(tool, _unrouted(judged_args)) for tool, judged_args in judged]
+
+
+_ROUTING_FLAG: Final = "_background_execution"
+"""The input key a model sets to run a Strands tool as a background task (``strands.background_tasks``' private
+``_BACKGROUND_PROPERTY``): Strands reads and strips it before the tool runs, so it is no argument of the tool."""
+
+
+def _unrouted(args: object) -> object:
+    """`args` without Strands' routing flag."""
+    if not isinstance(args, Mapping) or _ROUTING_FLAG not in args:
+        return args
+    return {key: value for key, value in args.items() if key != _ROUTING_FLAG}
 
 
 def _snapshot(args: object) -> Any:
@@ -894,7 +911,8 @@ class HookregProvider:
             return
         call = verdict.call
         tool = context.tool if call.tool_name == use["name"] else _tool_named(context.agent, call.tool_name)
-        approved = cast("ToolUse", {**use, "name": call.tool_name, "input": dict(_snapshot(call.args))})
+        args = call.args if _ROUTING_FLAG in use["input"] else _unrouted(call.args)  # as Strands routed the call
+        approved = cast("ToolUse", {**use, "name": call.tool_name, "input": dict(_snapshot(args))})
         async for event in next_fn(context.replace(tool=tool, tool_use=approved)):
             yield event
 

@@ -115,3 +115,23 @@ def test_a_direct_tool_call_is_judged_once() -> None:
     denied = agent.tool.echo(text=DANGER, record_direct_tool_call=False)
     assert (judged, ran) == (["hi", DANGER], ["hi"])
     assert denied["content"] == [{"text": "rm is not allowed"}]
+
+
+def test_strands_background_routing_flag_is_no_edit() -> None:
+    """Strands stripping its ``_background_execution`` flag is no edit of the call: it is judged once, runs once."""
+    registry, judged, ran = HookRegistry(), list[dict[str, object]](), list[dict[str, object]]()
+
+    @registry.pre_tool_call_decide
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        judged.append(dict(ctx.args))
+        return HookResult.allow()
+
+    def tool(**kwargs: object) -> str:
+        ran.append(kwargs)
+        return "worked"
+
+    model = ScriptedModel([{"text": "hi", "_background_execution": False}, "done"])
+    provider = HookregProvider(registry)
+    Agent(model=model, tools=[echo_tool(tool)], hooks=[provider], background_tasks={}, callback_handler=None)("go")
+    assert judged == [{"text": "hi", "_background_execution": False}]
+    assert ran == [{"text": "hi"}]
