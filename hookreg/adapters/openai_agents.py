@@ -131,6 +131,7 @@ try:
         FunctionTool,
         ItemHelpers,
         Model,
+        ModelProvider,
         ModelResponse,
         ModelRetryAdvice,
         ModelRetryAdviceRequest,
@@ -219,9 +220,9 @@ def _raising_copy(tool: FunctionTool) -> tuple[FunctionTool, _Formatter, _Approv
     return raising, formatter, approval
 
 
-def _model_arguments(input_json: str) -> object:
-    """The model's tool arguments: the parsed JSON value, ``{}`` for no text, else the text itself."""
-    if not input_json.strip():
+def _model_arguments(input_json: str | None) -> object:
+    """The model's tool arguments: the parsed JSON value, ``{}`` for no text (or none at all), else the text itself."""
+    if input_json is None or not input_json.strip():
         return {}
     try:
         return json.loads(input_json)
@@ -324,7 +325,10 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
                 if base is None and not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
                     raise
                 message = str(exc) if base is None else base
-                return await adrive(registry, failed(registry, context, call, exc, message=message, duration_ms=ms))
+                text = await adrive(registry, failed(registry, context, call, exc, message=message, duration_ms=ms))
+                if base is None and text is message:
+                    raise  # the tool asks its errors to propagate, and no on_tool_error hook worded this one
+                return text
             ms = (time.perf_counter() - started) * 1000
             shown = present(raw)
             steps = succeeded(registry, context, call, raw, presentation=shown, duration_ms=ms)
@@ -605,11 +609,21 @@ _RUNS: dict[int, _Run] = {}
 class _Entry:
     """What an entry point (`HookregRunHooks.run`) learns about the run it started."""
 
-    __slots__ = ("hooks", "run")
+    __slots__ = ("config", "hooks", "provider", "run")
 
-    def __init__(self, hooks: HookregRunHooks) -> None:
+    def __init__(
+        self, hooks: HookregRunHooks, config: RunConfig | Mapping[str, Any] | None, provider: ModelProvider | None
+    ) -> None:
         self.hooks = hooks
         self.run: _Run | None = None
+        self.config = config
+        self.provider = provider
+
+    async def close(self) -> None:
+        """Close the model provider the run owns, once."""
+        provider, self.provider = self.provider, None
+        if provider is not None:
+            await provider.aclose()
 
 
 _ENTRY: contextvars.ContextVar[_Entry | None] = contextvars.ContextVar("hookreg_openai_entry", default=None)
@@ -647,6 +661,12 @@ class _PatchedModel(Model):
     def __init__(self, base: RunConfig, models: Mapping[str, Model]) -> None:
         self.base = base
         self.models = models
+        self.served: dict[int, Model] = {}  # by id: what the SDK would have resolved, told when its run ends
+
+    async def _cleanup_on_run_end(self, owner: object) -> None:
+        """Pass the SDK's end-of-run notice on to each model this one served (the SDK resolved only this one)."""
+        for model in list(self.served.values()):
+            await model._cleanup_on_run_end(owner)  # noqa: SLF001 -- the SDK's own protocol from a run to its models
 
     def default_model(self, agent: Agent[Any]) -> Model:
         """The model the SDK would call for `agent` under the run's own settings."""
@@ -679,6 +699,7 @@ class _PatchedModel(Model):
             chosen = call.selected or (self.base.model if self.base.model is not None else agent.model)
             settings = _implicit_settings(chosen).resolve(settings)
         call.served_by = model
+        self.served[id(model)] = model
         texts = [patch.preamble or "", instructions or "", *(patch.extra_context or ())]
         return call, model, "\n\n".join(t for t in texts if t) or None, _settings(patch, settings)
 
@@ -869,7 +890,7 @@ def _finish_reason(status: str | None, reason: str | None, has_calls: bool) -> t
     return finish_reason(status), status
 
 
-def _object_or_empty(arguments: str) -> Mapping[str, object]:
+def _object_or_empty(arguments: str | None) -> Mapping[str, object]:
     """A tool call's arguments as a mapping: ``{}`` when they are not a JSON object."""
     parsed = _model_arguments(arguments)
     return parsed if isinstance(parsed, Mapping) else {}
@@ -949,10 +970,10 @@ class HookregRunHooks(RunHooks[Any]):
         Returns:
             The SDK's `RunResult`.
         """
-        entry = _Entry(self)
-        config = self.run_config(run_config)
+        entry = self._entry(run_config)
         token = _ENTRY.set(entry)
         try:
+            config = cast("RunConfig", entry.config)  # the SDK takes None and dicts too
             result = await Runner.run(starting_agent, input, hooks=self._with(hooks), run_config=config, **kwargs)
         except BaseException as exc:
             error = await _ended(entry, exc)
@@ -961,6 +982,7 @@ class HookregRunHooks(RunHooks[Any]):
             raise error  # noqa: B904 -- the hook's own StopRun; the SDK's wrapper stays as its context
         finally:
             _ENTRY.reset(token)
+            await entry.close()
         await _settle(entry, result)
         return result
 
@@ -985,10 +1007,10 @@ class HookregRunHooks(RunHooks[Any]):
         Returns:
             The SDK's `RunResultStreaming`; `stream_events` ends the session on every path.
         """
-        entry = _Entry(self)
-        config = self.run_config(run_config)
+        entry = self._entry(run_config)
         token = _ENTRY.set(entry)  # the run's task copies the context now
         try:
+            config = cast("RunConfig", entry.config)  # the SDK takes None and dicts too
             result = Runner.run_streamed(starting_agent, input, hooks=self._with(hooks), run_config=config, **kwargs)
         finally:
             _ENTRY.reset(token)
@@ -1019,18 +1041,51 @@ class HookregRunHooks(RunHooks[Any]):
                 if isinstance(event, RawResponsesStreamEvent):
                     if entry is not None and entry.run is not None:
                         run = entry.run.state.run
-                    await self._delta(dataclasses.replace(run, is_streaming=True), event.data, texts, calls)
+                    try:
+                        await self._delta(dataclasses.replace(run, is_streaming=True), event.data, texts, calls)
+                    except BaseException:
+                        result.cancel()  # a delta hook failed: the run must not go on unseen
+                        raise
                 yield event
         except GeneratorExit:
             raise
-        except BaseException as exc:
-            result.cancel()  # a delta hook failed, or the consumer was cancelled: the run must not go on unseen
+        except BaseException as exc:  # the SDK's own error (its run already settled it its way), or a delta hook's
             error = exc if entry is None else await _ended(entry, exc)
             if error is exc:
                 raise
             raise error  # noqa: B904 -- the hook's own StopRun; the SDK's wrapper stays as its context
+        finally:
+            if entry is not None:
+                await entry.close()
         if entry is not None:
             await _settle(entry, result)
+
+    def _entry(self, run_config: RunConfig | Mapping[str, Any] | None) -> _Entry:
+        """What an entry point hands the SDK as the run's config, and the model provider it must close.
+
+        The SDK closes the model provider it made (no run_config, or a dict
+        naming none) when the run ends. When hookreg installs nothing the
+        app's own value goes to the SDK, which keeps that rule; else the
+        config is hookreg's, and the entry point closes that provider.
+        """
+        if self._installs_nothing():
+            return _Entry(self, run_config, None)
+        config = self.run_config(run_config)
+        owned = run_config is None or (isinstance(run_config, Mapping) and "model_provider" not in run_config)
+        return _Entry(self, config, config.model_provider if owned else None)
+
+    def _serves_calls(self) -> bool:
+        """Whether a hook listens at a point that needs hookreg's per-call model (see `run_config`)."""
+        return any(self.registry.has_hooks(point) for point in _MODEL_POINTS)
+
+    def _installs_nothing(self) -> bool:
+        """Whether `run_config` would hand back the app's config unchanged: nobody listens where it installs anything.
+
+        Returns:
+            ``True`` when no hook listens at ``invalid_tool_call`` or at a point needing the per-call model
+            (``pre_model_call``, ``model_select``, ``model_turn_finished``, ``stop``).
+        """
+        return not self._serves_calls() and not self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL)
 
     def _with(self, app: RunHooks[Any] | None) -> RunHooks[Any]:
         """These hooks, joined with the app's own; anything else the app passed goes to the SDK, which judges it."""
@@ -1110,9 +1165,9 @@ class HookregRunHooks(RunHooks[Any]):
 
         # Nobody listening: the SDK's own model, filter, formatter and unknown-tool handling (DESIGN §8). The
         # per-call model stands in the run's model only for the points that need it (see _MODEL_POINTS).
-        serves = any(self.registry.has_hooks(point) for point in _MODEL_POINTS)
-        if not serves and not judges_unknown_calls():
+        if self._installs_nothing():
             return base
+        serves = self._serves_calls()
         return dataclasses.replace(
             base,
             model=model if serves else base.model,

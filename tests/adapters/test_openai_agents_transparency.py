@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
-from agents import Agent, RunConfig, RunHooks, Runner, function_tool, set_tracing_disabled
+from agents import (
+    Agent,
+    RunConfig,
+    RunHooks,
+    Runner,
+    RunResultStreaming,
+    UserError,
+    function_tool,
+    set_tracing_disabled,
+)
+from agents.models.multi_provider import MultiProvider
 from agents.run_config import CallModelData, ModelInputData
 from agents.testing import ScriptedModel, assistant_message, function_call
 
@@ -20,7 +30,7 @@ from hookreg import (
     PreTurnContext,
     RequestPatch,
 )
-from hookreg.adapters.openai_agents import guard_tool, guard_tools, hookreg_run_hooks
+from hookreg.adapters.openai_agents import _model_arguments, guard_tool, guard_tools, hookreg_run_hooks
 
 
 @pytest.fixture(autouse=True)
@@ -247,3 +257,96 @@ def test_a_result_transform_returning_none_leaves_the_sdk_the_tools_own_value() 
     agent = Agent(name="a", model=model, tools=guard_tools([status], registry))
     asyncio.run(Runner.run(agent, "status?", hooks=ends))
     assert ends.results == [{"status": "ok"}]
+
+
+def patching() -> HookRegistry:
+    """A registry whose pre_model_call hook puts hookreg's per-call model in the run's place."""
+    registry = HookRegistry()
+    registry.pre_model_call(lambda ctx: RequestPatch(preamble="Be brief."))
+    return registry
+
+
+def test_the_entry_point_closes_the_model_provider_the_run_owns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no run_config the SDK would close the provider it made; hooks.run closes the one its config holds."""
+    closed: list[MultiProvider] = []
+
+    async def record(provider: MultiProvider) -> None:
+        closed.append(provider)
+
+    monkeypatch.setattr(MultiProvider, "aclose", record)
+    hooks = hookreg_run_hooks(patching())
+    asyncio.run(hooks.run(Agent(name="a", model=ScriptedModel([[assistant_message("ok")]])), "hi"))
+    asyncio.run(hooks.run(Agent(name="a", model=ScriptedModel([[assistant_message("ok")]])), "hi", run_config={}))
+    asyncio.run(
+        hooks.run(Agent(name="a", model=ScriptedModel([[assistant_message("ok")]])), "hi", run_config=RunConfig())
+    )
+    assert len(closed) == 2  # the app's own RunConfig keeps its provider open, as the SDK leaves it
+
+
+class CleanedModel(ScriptedModel):
+    """A scripted model counting the SDK's end-of-run notices."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cleanups = 0
+
+    async def _cleanup_on_run_end(self, owner: object) -> None:
+        self.cleanups += 1
+
+
+def test_the_served_model_hears_that_its_run_ended() -> None:
+    """The SDK's end-of-run notice reaches the model hookreg's per-call model served."""
+    model = CleanedModel([[assistant_message("ok")]])
+    asyncio.run(hookreg_run_hooks(patching()).run(Agent(name="a", model=model), "hi"))
+    assert model.cleanups == 1
+
+
+class BrokenStream(ScriptedModel):
+    """A scripted model whose stream fails before its first event."""
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        async def fail() -> AsyncIterator[Any]:
+            msg = "stream broke"
+            raise RuntimeError(msg)
+            yield  # an async generator
+
+        return fail()
+
+
+def test_the_sdks_own_stream_error_does_not_cancel_the_run() -> None:
+    """An error of the SDK's own stream reaches the caller as it is; hookreg leaves the run's cancel state alone."""
+    hooks = hookreg_run_hooks(patching())
+
+    async def consume() -> RunResultStreaming:
+        result = hooks.run_streamed(Agent(name="a", model=BrokenStream([])), "hi")
+        with pytest.raises(RuntimeError, match="stream broke"):
+            async for _event in hooks.stream_events(result):
+                pass
+        return result
+
+    result = asyncio.run(consume())
+    assert result._cancel_mode == "none"  # the SDK keeps whether someone cancelled the run only here
+
+
+def broken(key: str) -> str:
+    """Fail (pretend)."""
+    msg = f"no {key}"
+    raise KeyError(msg)
+
+
+def test_an_error_the_tool_lets_propagate_still_does_when_no_hook_words_it() -> None:
+    """A tool with failure_error_function=None raises when every on_tool_error hook returns None."""
+    registry = HookRegistry()
+    failures: list[str] = []
+    registry.post_tool_call_failure(lambda ctx: failures.append(ctx.tool_name))
+    registry.on_tool_error(lambda ctx: None)
+    tool = function_tool(broken, name_override="lookup", failure_error_function=None)
+    agent = Agent(name="a", model=calling_lookup(), tools=guard_tools([tool], registry))
+    with pytest.raises(UserError, match="no k"):
+        asyncio.run(Runner.run(agent, "look"))
+    assert failures == ["lookup"]
+
+
+def test_a_call_without_arguments_reads_as_no_arguments() -> None:
+    """A tool call whose arguments are missing (None, which the SDK itself then refuses) reads as {}, not a crash."""
+    assert _model_arguments(None) == {}

@@ -45,9 +45,70 @@ FILES = [
     "tests/test_start_hook_tools.py",
     "tests/test_tool_guardrails.py",
 ]
-SUBSET = FILES
+# The files that found divergences (loop, tools, streaming cancellation, approvals, start hooks) plus the core loop;
+# the three runs take about 4 minutes on 2 cores (FILES about 12).
+SUBSET = [
+    "tests/test_agent_runner.py",
+    "tests/test_function_tool.py",
+    "tests/test_cancel_streaming.py",
+    "tests/test_start_hook_tools.py",
+    "tests/test_tool_approval_call_id_reuse.py",
+    "tests/test_run_hooks.py",
+]
 PYTEST_ARGS: list[str] = []
-KNOWN: dict[str, str] = {}
+
+_COPY = (
+    "the test compares the agent's tools with the objects it built (is / ==): guard_tool hands the agent a guarded "
+    "copy, since the SDK offers no public point around a function tool's invocation (docs: Limits)"
+)
+_MODEL_CLASS = (
+    "with a hook at pre_model_call, model_select, model_turn_finished or stop, hookreg's per-call model stands in "
+    "the run's model, and the SDK branches on that model's class (OpenAIChatCompletionsModel) (docs: Limits)"
+)
+_NOT_FOUND = (
+    "with a hook at invalid_tool_call, run_config() must set tool_not_found_behavior='return_error_to_model' to see "
+    "an unknown tool's call at all, so the SDK's default ModelBehaviorError is not raised (docs: Limits)"
+)
+_PROVIDER = (
+    "hookreg's run config holds the model provider, so the SDK does not close it in its own cleanup order; the entry "
+    "point closes it once the stream ends (docs: Limits)"
+)
+KNOWN: dict[str, str] = {
+    "tests/test_agent_runner.py::test_run_warns_and_keeps_last_duplicate_function_tool[False]": _COPY,
+    "tests/test_agent_runner.py::test_run_warns_and_keeps_last_duplicate_function_tool[True]": _COPY,
+    "tests/test_function_tool.py::test_get_all_tools_keeps_tool_search_for_namespace_only_tools": _COPY,
+    "tests/test_function_tool.py::test_get_all_tools_preserves_explicit_tool_search_when_deferred_tools_are_disabled": (
+        _COPY
+    ),
+    **{
+        f"tests/test_start_hook_tools.py::test_start_hooks_update_model_tools_and_dispatch[{s}-disable-{k}-{r}]": _COPY
+        for s in ("False", "True")
+        for k in ("agent", "run")
+        for r in ("False", "True")
+    },
+    "tests/test_tool_approval_call_id_reuse.py::test_failed_approved_agent_tool_start_does_not_reexecute": _COPY,
+    **{
+        "tests/test_agent_runner_streamed.py::test_chat_completions_output_guardrails_use_adapter_conversation_policy"
+        f"[{m}-model-{p}-{s}]": _MODEL_CLASS
+        for m in ("agent", "run")
+        for p in ("default", "strict")
+        for s in ("non_streamed", "streamed")
+    },
+    **{
+        f"tests/test_start_hook_tools.py::test_start_hooks_update_model_tools_and_dispatch[True-replace-{k}-{r}]": (
+            _NOT_FOUND
+        )
+        for k in ("agent", "run")
+        for r in ("False", "True")
+    },
+    "tests/test_start_hook_tools.py::test_hook_added_approval_tool_requires_application_reconstruction[False-False]": (
+        _NOT_FOUND
+    ),
+    "tests/test_start_hook_tools.py::test_hook_added_approval_tool_requires_application_reconstruction[False-True]": (
+        _NOT_FOUND
+    ),
+    "tests/test_cancel_streaming.py::test_terminal_consumer_cancellation_waits_for_registered_cleanup": _PROVIDER,
+}
 
 
 def inject(registry: HookRegistry) -> None:
