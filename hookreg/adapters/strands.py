@@ -101,7 +101,9 @@ while hookreg answers an ``ask`` in-line through ``on_interaction``; the
 provider uses the events directly. Three private Strands APIs are used, each
 in one function pinned by a test: ``Agent._append_messages`` (`_append`), the
 ``AgentStreamStage`` middleware (`_wrap_invocations`) and continuation inputs
-(`_resume`: a ``stop`` deny's resume that never runs still ends the session). Strands'
+(`_resume`: a ``stop`` deny's resume that never runs still ends the session); one
+private name is read, pinned by the same test: the background-task routing flag
+(`_ROUTING_FLAG`). Strands'
 deprecated ``structured_output_async`` (one model call outside the event
 loop, with invocation events that share no state) is not a run: no hook
 point fires for it.

@@ -62,7 +62,7 @@ from hookreg import (
     UserPromptSubmitContext,
 )
 from hookreg._lifecycle import STOPPED_NOTICE
-from hookreg.adapters.strands import HookregProvider, ToolErrorResult
+from hookreg.adapters.strands import _ROUTING_FLAG, HookregProvider, ToolErrorResult
 from hookreg.testing.conformance import (
     TOOL_NAME,
     Answer,
@@ -713,11 +713,12 @@ def _text_of(message: Any) -> str:
 
 
 def test_strands_private_seams_are_what_the_adapter_expects() -> None:
-    """The three private Strands APIs the adapter isolates still exist with the shape it relies on.
+    """The private Strands APIs the adapter isolates still exist with the shape it relies on.
 
     If this fails, Strands changed ``Agent._append_messages``, the
-    ``AgentStreamStage`` middleware stage or its continuation inputs: update
-    ``_append`` / ``_wrap_invocations`` / ``_resume`` in hookreg/adapters/strands.py.
+    ``AgentStreamStage`` middleware stage, its continuation inputs or its
+    background-task routing flag: update ``_append`` / ``_wrap_invocations`` /
+    ``_resume`` / ``_ROUTING_FLAG`` in hookreg/adapters/strands.py.
     """
     from strands.agent import _continuation
     from strands.middleware._agent_stream import AgentStreamContext, AgentStreamStage
@@ -729,6 +730,10 @@ def test_strands_private_seams_are_what_the_adapter_expects() -> None:
     assert list(inspect.signature(Agent._append_messages).parameters) == ["self", "messages"]
     assert AgentStreamStage.name == "agentStream"
     assert {"agent", "messages", "invocation_state"} <= set(AgentStreamContext.__dataclass_fields__)
+
+    from strands.background_tasks import _background_tasks
+
+    assert _background_tasks._BACKGROUND_PROPERTY == _ROUTING_FLAG
 
 
 def _mark(order: list[str], point: str, ctx: NotificationContext) -> None:
