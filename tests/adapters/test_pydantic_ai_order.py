@@ -11,11 +11,19 @@ import pytest
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolApproved, models
 from pydantic_ai import RunContext as PaiRunContext
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 
-from hookreg import HookRegistry, HookResult, OnSessionStartContext, PreToolCallDecideContext
+from hookreg import HookRegistry, HookResult, InvalidToolCallAction, OnSessionStartContext, PreToolCallDecideContext
 from hookreg.adapters.pydantic_ai import hookreg_capability
 
 if TYPE_CHECKING:
@@ -283,3 +291,41 @@ def test_a_call_the_gate_denies_is_never_shown_to_a_human() -> None:
     assert isinstance(result.output, str)
     assert "not today" in result.output
     assert ran == []
+
+
+class BreakBeforeExecute(AbstractCapability[Any]):
+    """Another extension that turns the command into a number just before the tool runs."""
+
+    async def before_tool_execute(
+        self, ctx: PaiRunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: ValidatedToolArgs
+    ) -> ValidatedToolArgs:
+        return {"command": 5}
+
+
+def test_arguments_another_capability_breaks_reach_invalid_tool_call_and_never_run() -> None:
+    """Arguments made invalid after the gate approved them go to invalid_tool_call; its retry text reaches the model."""
+    registry = HookRegistry()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.allow())
+    registry.invalid_tool_call(lambda ctx: InvalidToolCallAction.retry("send the command as text"))
+    read: list[str] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        for part in messages[-1].parts if isinstance(messages[-1], ModelRequest) else ():
+            if isinstance(part, ToolReturnPart | RetryPromptPart):
+                read.append(part.model_response() if isinstance(part, RetryPromptPart) else part.model_response_str())
+                return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart("shell", {"command": "ls"}, tool_call_id="call-1")])
+
+    ran: list[object] = []
+    agent = Agent(FunctionModel(respond), capabilities=[hookreg_capability(registry), BreakBeforeExecute()])
+
+    @agent.tool_plain
+    def shell(command: str) -> str:
+        """Run a shell command (pretend)."""
+        ran.append(command)
+        return f"ran {command}"
+
+    assert asyncio.run(agent.run("list files")).output == "done"
+    assert ran == []
+    assert len(read) == 1
+    assert "send the command as text" in read[0]
