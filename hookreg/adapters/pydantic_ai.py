@@ -200,7 +200,8 @@ class _Part(AbstractCapability[Any]):
 
     async def for_run(self, ctx: PaiRunContext[Any]) -> Self:
         """Return a copy holding this agent run's state: a fresh `hookreg.RunContext`, shared with the other part."""
-        key: object = ctx.run_id if ctx.run_id is not None else id(ctx)
+        # pydantic-ai binds both parts with the very same context; its run id alone may repeat (a resumed run)
+        key = (ctx.run_id, id(ctx))
         scope = self._runs.get(key)
         if scope is None:  # the first of the two parts pydantic-ai binds to this run starts its state
             run_id = ctx.run_id or RunContext().run_id
@@ -268,7 +269,7 @@ class _RunPoints(_Part):
     async def wrap_run(self, ctx: PaiRunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         """Start the session and gate the prompt; end the session exactly once, however the run ends."""
         scope, registry = self._scope, self.registry
-        if self._runs.get(scope.key) is scope:  # a later run given the same run_id starts afresh
+        if self._runs.get(scope.key) is scope:  # both parts hold it now: no later run may find it
             del self._runs[scope.key]
         try:
             stopped = await adrive(registry, scope.state.start())
@@ -649,7 +650,7 @@ class HookregCapability(CombinedCapability[Any]):
         """
         registry = require_registry(registry, "a HookregCapability")
         known = dict(models or {})
-        # each run's state, by pydantic-ai's run id, while either part holds it
+        # each run's state, by pydantic-ai's run context, until the run starts (both parts hold it then)
         runs: weakref.WeakValueDictionary[object, _Scope] = weakref.WeakValueDictionary()
         super().__init__([_RunPoints(registry, known, runs), _ToolGate(registry, known, runs)])
         self.registry: HookRegistry = registry
