@@ -329,3 +329,32 @@ def test_arguments_another_capability_breaks_reach_invalid_tool_call_and_never_r
     assert ran == []
     assert len(read) == 1
     assert "send the command as text" in read[0]
+
+
+def test_two_concurrent_runs_given_one_run_id_are_two_sessions() -> None:
+    """Runs sharing a run_id (pydantic-ai reuses one to resume) still each get their own session and gate."""
+    registry = HookRegistry()
+    started: list[OnSessionStartContext] = []
+    registry.on_session_start(started.append)
+    judged: list[str] = []
+
+    @registry.pre_tool_call_decide
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        judged.append(ctx.call_id)
+        return HookResult.allow()
+
+    agent = Agent(FunctionModel(call_shell_once), capabilities=[hookreg_capability(registry)])
+
+    @agent.tool_plain
+    async def shell(command: str) -> str:
+        """Run a shell command (pretend), letting the other run go on meanwhile."""
+        await asyncio.sleep(0)
+        return f"ran {command}"
+
+    async def both() -> list[str]:
+        results = await asyncio.gather(agent.run("one", run_id="shared"), agent.run("two", run_id="shared"))
+        return [result.output for result in results]
+
+    assert asyncio.run(both()) == ["tool: ran ls", "tool: ran ls"]
+    assert len(started) == 2
+    assert judged == ["call-1", "call-1"]
