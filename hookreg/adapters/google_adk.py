@@ -62,7 +62,7 @@ from hookreg._lifecycle import (
     unanswered,
 )
 
-require_release("google_adk", "google-adk", (2, 0))
+require_release("google_adk", "google-adk", (2, 13))  # 2.13: the oldest release the adapter tests pass with
 
 try:
     from google.adk.events.event import Event

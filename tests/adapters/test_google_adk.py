@@ -554,19 +554,16 @@ class AdkWiring:
         return RunReport(tool_messages=messages, output=output)
 
 
-@dataclass
 class AdkFramework:
     """Google ADK for the run-contract kit."""
 
-    name: str = "google-adk"
-    streams: bool = True
-    stop_raises: bool = True
-    limits: Mapping[str, str] = field(
-        default_factory=lambda: {
-            "non_object_arguments": "google.genai types a function call's args as a JSON object",
-            "malformed_arguments": "google.genai parses the model's arguments before ADK sees them",
-        }
-    )
+    name = "google-adk"
+    streams = True
+    stop_raises = True
+    limits: Mapping[str, str] = {
+        "non_object_arguments": "google.genai types a function call's args as a JSON object",
+        "malformed_arguments": "google.genai parses the model's arguments before ADK sees them",
+    }
 
     def wire(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> AdkWiring:
         return AdkWiring(registry, tools)
