@@ -117,26 +117,21 @@ from hookreg import (
     InvalidToolCallAction,
     InvalidToolCallContext,
     Message,
-    ModelSelectContext,
-    ModelTurnFinishedContext,
-    PostTurnContext,
-    PreModelCallContext,
-    ReasoningDeltaContext,
     RequestPatch,
     RunContext,
     RunOutcome,
     StopRun,
-    TextDeltaContext,
-    ToolCallDeltaContext,
     ToolCallRequest,
     ToolErrorKind,
     TurnAction,
 )
 from hookreg._lifecycle import (
     STOPPED_NOTICE,
+    Deltas,
     Dispatch,
     GateResult,
     RunState,
+    Steps,
     Validator,
     adrive,
     bind,
@@ -144,10 +139,8 @@ from hookreg._lifecycle import (
     drive,
     error_text,
     failed,
-    finish_reason,
     gate,
     missing_framework,
-    refused_retry,
     require_registry,
     require_release,
     succeeded,
@@ -196,11 +189,9 @@ except ImportError as _import_error:  # pragma: no cover - exercised by a test t
 _R = TypeVar("_R")
 _ToolResponse: TypeAlias = "ToolMessage | Command[Any]"
 _Update: TypeAlias = "dict[str, Any] | None"
-_MODEL_POINTS = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
 _DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
 # The points that need the model's stream: the deltas, and invalid_tool_call (malformed streamed argument text).
 _OBSERVING_POINTS = (*_DELTA_POINTS, HookPoint.INVALID_TOOL_CALL)
-_Delta: TypeAlias = "TextDeltaContext | ReasoningDeltaContext | ToolCallDeltaContext"
 _NS_SEP: Final = "|"  # how LangGraph joins a subgraph's checkpoint namespace to its parent's
 _STREAM: ContextVar[BaseCallbackHandler | None] = ContextVar("hookreg_langchain_stream", default=None)
 # LangChain adds the handler this variable holds to each callback manager configured while it is set — the model
@@ -544,27 +535,22 @@ def _settings(request: ModelRequest[Any], patch: RequestPatch) -> dict[str, Any]
     return settings
 
 
-def _finished(run: _Run, answer: AIMessage) -> ModelTurnFinishedContext:
-    """The ``model_turn_finished`` context of `answer`: its text, calls, finish reason, usage, id and model."""
+def _answered(state: RunState, answer: AIMessage) -> Steps[TurnAction]:
+    """``model_turn_finished`` and ``post_turn`` on `answer`: its text, calls, finish reason, usage, id and model."""
     metadata = answer.response_metadata or {}
     reason = metadata.get("finish_reason") or metadata.get("stop_reason")
-    raw_reason = reason if isinstance(reason, str) else None
     model = metadata.get("model_name") or metadata.get("model")
     calls = [
         ToolCallRequest(c["id"] or "", c["name"], c["args"] if isinstance(c["args"], Mapping) else {})
         for c in answer.tool_calls
     ]
-    return ModelTurnFinishedContext(
-        turn=run.state.turns,
-        text=answer.text,
-        tool_calls=calls,
-        finish_reason=finish_reason(raw_reason),
-        raw_finish_reason=raw_reason,
-        max_tokens=None,
+    return state.answered(
+        answer.text,
+        calls,
+        raw_finish_reason=reason if isinstance(reason, str) else None,
         usage={k: v for k, v in (answer.usage_metadata or {}).items() if isinstance(v, int)},
         message_id=answer.id,
         model=model if isinstance(model, str) else None,
-        run=run.state.run,
     )
 
 
@@ -572,7 +558,7 @@ def _finished(run: _Run, answer: AIMessage) -> ModelTurnFinishedContext:
 
 
 class _Stream:
-    """One model call's stream, turned into delta contexts (text and reasoning aggregated).
+    """One model call's stream, turned into the delta flows of `hookreg._lifecycle.Deltas` (which aggregate).
 
     It also keeps each tool call's argument text as streamed, in `args` (call
     id -> text): LangChain parses it leniently when it joins the chunks
@@ -580,41 +566,26 @@ class _Stream:
     malformed argument text apart.
     """
 
-    def __init__(self, run: RunContext, args: dict[str, str]) -> None:
-        self.run, self.text, self.reasoning, self.args = run, "", "", args
+    def __init__(self, points: Deltas, args: dict[str, str]) -> None:
+        self.points, self.args = points, args
         self.calls: dict[object, tuple[str, str | None]] = {}  # a chunk's index -> its call's id and name
 
-    def deltas(self, chunk: GenerationChunk | ChatGenerationChunk | None) -> list[_Delta]:
-        """The delta contexts one streamed chunk carries, in order."""
+    def deltas(self, chunk: GenerationChunk | ChatGenerationChunk | None) -> Iterator[Steps[None]]:
+        """The delta flows one streamed chunk carries, in order (drive each before asking for the next)."""
         message = chunk.message if isinstance(chunk, ChatGenerationChunk) else None
         if not isinstance(message, AIMessageChunk):
-            return []
-        out: list[_Delta] = []
+            return
         for block in message.content_blocks:
             if block["type"] == "text" and block["text"]:
-                self.text += block["text"]
-                out.append(TextDeltaContext(delta=block["text"], aggregated=self.text, run=self.run))
+                yield self.points.text(block["text"])
             elif block["type"] == "reasoning" and block.get("reasoning"):
-                delta = block.get("reasoning", "")
-                self.reasoning += delta
-                out.append(ReasoningDeltaContext(delta=delta, aggregated=self.reasoning, run=self.run))
+                yield self.points.reasoning(block.get("reasoning", ""))
         for piece in message.tool_call_chunks:  # read here: content_blocks drops them from a last chunk
             known = self.calls.get(piece["index"], ("", None))
             call = self.calls[piece["index"]] = (piece["id"] or known[0], piece["name"] or known[1])
             if call[0]:
                 self.args[call[0]] = self.args.get(call[0], "") + (piece["args"] or "")
-            out.append(
-                ToolCallDeltaContext(call_id=call[0], tool_name=call[1], delta=piece["args"] or "", run=self.run)
-            )
-        return out
-
-
-def _delta_point(ctx: _Delta) -> HookPoint:
-    if isinstance(ctx, TextDeltaContext):
-        return HookPoint.TEXT_DELTA
-    if isinstance(ctx, ReasoningDeltaContext):
-        return HookPoint.REASONING_DELTA
-    return HookPoint.TOOL_CALL_DELTA
+            yield self.points.tool_call(call[0], call[1], piece["args"] or "")
 
 
 class _Deltas(BaseCallbackHandler):
@@ -622,8 +593,8 @@ class _Deltas(BaseCallbackHandler):
 
     raise_error = True
 
-    def __init__(self, registry: HookRegistry, run: RunContext, args: dict[str, str]) -> None:
-        self.registry, self.stream = registry, _Stream(run, args)
+    def __init__(self, registry: HookRegistry, points: Deltas, args: dict[str, str]) -> None:
+        self.registry, self.stream = registry, _Stream(points, args)
 
     def on_llm_new_token(
         self,
@@ -632,8 +603,8 @@ class _Deltas(BaseCallbackHandler):
         chunk: GenerationChunk | ChatGenerationChunk | None = None,
         **kwargs: Any,
     ) -> None:
-        for ctx in self.stream.deltas(chunk):
-            self.registry.notify(_delta_point(ctx), ctx)  # type: ignore[call-overload]  # point matches ctx
+        for flow in self.stream.deltas(chunk):
+            drive(self.registry, flow)
 
 
 class _AsyncDeltas(AsyncCallbackHandler):
@@ -641,8 +612,8 @@ class _AsyncDeltas(AsyncCallbackHandler):
 
     raise_error = True
 
-    def __init__(self, registry: HookRegistry, run: RunContext, args: dict[str, str]) -> None:
-        self.registry, self.stream = registry, _Stream(run, args)
+    def __init__(self, registry: HookRegistry, points: Deltas, args: dict[str, str]) -> None:
+        self.registry, self.stream = registry, _Stream(points, args)
 
     async def on_llm_new_token(
         self,
@@ -651,8 +622,8 @@ class _AsyncDeltas(AsyncCallbackHandler):
         chunk: GenerationChunk | ChatGenerationChunk | None = None,
         **kwargs: Any,
     ) -> None:
-        for ctx in self.stream.deltas(chunk):
-            await self.registry.anotify(_delta_point(ctx), ctx)  # type: ignore[call-overload]  # point matches ctx
+        for flow in self.stream.deltas(chunk):
+            await adrive(self.registry, flow)
 
 
 # --- the middleware ------------------------------------------------------------------
@@ -858,22 +829,17 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         attribute = getattr(model, "model_name", None) or getattr(model, "model", None)
         return named or (attribute if isinstance(attribute, str) else model.get_name())
 
-    def _patched(self, run: _Run, request: ModelRequest[Any]) -> _Flow[ModelRequest[Any]]:
+    def _patched(self, run: _Run, request: ModelRequest[Any], offered: frozenset[str]) -> _Flow[ModelRequest[Any]]:
         """`request` with the merged ``pre_model_call`` patch applied and the ``model_select`` pick swapped in."""
-        base = RequestPatch(active_tools=frozenset(_tool_name(t) for t in request.tools))
-        ctx = PreModelCallContext(
-            prompt=_prompt(request.state),
-            history=_history(request.messages),
-            turn=run.state.turns,
-            patch=base,
-            run=run.state.run,
-        )
-        patch: RequestPatch = yield Dispatch("transform", HookPoint.PRE_MODEL_CALL, ctx)
-        name = self._default_model(request.model)
-        select = ModelSelectContext(default_model=name, selected_model=name, patch=patch, run=ctx.run)
-        pick: str = yield Dispatch("transform", HookPoint.MODEL_SELECT, select)
+        base = RequestPatch(active_tools=offered)
+        default = self._default_model(request.model)
+        # pre_model_call shows the latest user message as the prompt (after a stop's feedback, that feedback)
+        run.state.goal = _prompt(request.state)
+        patch, pick = yield from run.state.model_call(base, default, lambda: _history(request.messages))
+        if patch is base and pick == default:  # no hook changed the call
+            return request
         model = request.model
-        if pick != select.default_model:
+        if pick != default:
             if pick not in self.models:
                 msg = (
                     f"Cannot call model {pick!r} picked by a model_select hook: HookregMiddleware has no chat model "
@@ -924,14 +890,13 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             asked = frozenset(_tool_name(t) for t in request.tools)
             if run.passed or run.rewritten:
                 request = yield from self._reported(run, request)
-            if any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
-                request = yield from self._patched(run, request)
+            request = yield from self._patched(run, request, asked)
             run.offered = frozenset(_tool_name(t) for t in request.tools)
             run.restricted = run.offered if run.offered != asked else None
             run.streamed = {}
             stream: BaseCallbackHandler | None = None
             if any(self.registry.has_hooks(point) for point in _OBSERVING_POINTS):
-                stream = (_AsyncDeltas if asynchronous else _Deltas)(self.registry, run.state.run, run.streamed)
+                stream = (_AsyncDeltas if asynchronous else _Deltas)(self.registry, run.state.deltas(), run.streamed)
             return (yield _Call(request, stream))
         except BaseException as error:
             yield from self._fail(run, error)
@@ -967,22 +932,13 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 moved = yield from self._with_invalid_calls(original, run)
             answer = moved or original
             update: dict[str, Any] = {"messages": [answer]} if answer is not stored else {}
-            ctx = _finished(run, answer)
-            action = TurnAction.continue_run()
-            if self.registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):
-                action = yield Dispatch("decide", HookPoint.MODEL_TURN_FINISHED, ctx)
-            if action.kind != "continue":
-                if answer.tool_calls:
-                    raise refused_retry(ctx.turn, action.decided_by, [c["name"] for c in answer.tool_calls])
-                if action.kind == "repeat" and answer.id is not None:
-                    return {"messages": [RemoveMessage(id=answer.id)], "jump_to": "model"}
-                if action.kind == "feedback":
-                    return {"messages": [HumanMessage(content=action.feedback or "")], "jump_to": "model"}
-            if self.registry.has_hooks(HookPoint.POST_TURN):
-                post = PostTurnContext(turn=ctx.turn, response_text=ctx.text, run=ctx.run)
-                yield Dispatch("notify", HookPoint.POST_TURN, post)
+            action = yield from _answered(run.state, answer)
+            if action.kind == "repeat" and answer.id is not None:
+                return {"messages": [RemoveMessage(id=answer.id)], "jump_to": "model"}
+            if action.kind == "feedback":
+                return {"messages": [HumanMessage(content=action.feedback or "")], "jump_to": "model"}
             if not answer.tool_calls:
-                feedback = yield from run.state.stop(ctx.text)
+                feedback = yield from run.state.stop(answer.text)
                 if feedback is not None:
                     return {"messages": [HumanMessage(content=feedback)], "jump_to": "model"}
         except StopRun as stop:
