@@ -192,11 +192,121 @@ def langchain(registry: HookRegistry | None) -> Run:
     return run
 
 
+def claude_agent_sdk(registry: HookRegistry | None) -> Run:
+    """Claude Agent SDK: `query` over a transport playing the CLI's side (one tool call, then the answer).
+
+    The real CLI is a Node process calling a model; what hookreg adds is on the Python side (its callbacks, answered
+    over the control protocol), so a scripted transport stands in for the CLI: it asks each registered hook callback
+    as the CLI would, runs the tool unless a PreToolUse callback denied it, and reports the result.
+    """
+    import json
+
+    from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
+    from claude_agent_sdk._internal.transport import Transport
+
+    from hookreg.adapters.claude_agent_sdk import HookregHooks
+
+    call = {"command": "ls"}
+
+    class ScriptedCli(Transport):
+        def __init__(self) -> None:
+            self.out: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+            self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+            self.callbacks: dict[str, list[str]] = {}
+            self.task: asyncio.Task[None] | None = None
+
+        async def connect(self) -> None:
+            return None
+
+        def is_ready(self) -> bool:
+            return True
+
+        async def end_input(self) -> None:
+            return None
+
+        async def close(self) -> None:
+            await self.out.put(None)
+
+        async def read_messages(self) -> AsyncIterator[dict[str, Any]]:
+            while (message := await self.out.get()) is not None:
+                yield message
+
+        async def write(self, data: str) -> None:
+            message = json.loads(data)
+            if message["type"] == "control_response":
+                answer = message["response"]
+                self.pending.pop(answer["request_id"]).set_result(answer.get("response") or {})
+            elif message["type"] == "control_request":  # initialize: note the callbacks of each event
+                for event, matchers in (message["request"].get("hooks") or {}).items():
+                    self.callbacks[event] = [i for m in matchers for i in m["hookCallbackIds"]]
+                response = {"subtype": "success", "request_id": message["request_id"]}
+                response["response"] = {"hook_on_failure_supported": True}
+                await self.out.put({"type": "control_response", "response": response})
+            elif message["type"] == "user":
+                self.task = asyncio.ensure_future(self.play())
+
+        async def hook(self, event: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+            answers = []
+            for n, callback_id in enumerate(self.callbacks.get(event, ())):
+                request_id = f"cli_{event}_{n}"
+                self.pending[request_id] = asyncio.get_running_loop().create_future()
+                request = {"subtype": "hook_callback", "callback_id": callback_id, "tool_use_id": "c1"}
+                request["input"] = {"session_id": "s", "hook_event_name": event, **data}
+                await self.out.put({"type": "control_request", "request_id": request_id, "request": request})
+                answers.append(await self.pending[request_id])
+            return answers
+
+        async def play(self) -> None:
+            use = {"type": "tool_use", "id": "c1", "name": "Bash", "input": call}
+            await self.out.put({"type": "assistant", "message": {"role": "assistant", "content": [use], "model": "m"}})
+            tool = {"tool_name": "Bash", "tool_input": call, "tool_use_id": "c1"}
+            outputs = [a.get("hookSpecificOutput", {}) for a in await self.hook("PreToolUse", tool)]
+            denied = [o["permissionDecisionReason"] for o in outputs if o.get("permissionDecision") == "deny"]
+            text = (
+                denied[0]
+                if denied
+                else shell(**next((o["updatedInput"] for o in outputs if "updatedInput" in o), call))
+            )
+            result = {"type": "tool_result", "tool_use_id": "c1", "content": text}
+            await self.out.put({"type": "user", "message": {"role": "user", "content": [result]}})
+            await self.hook("PostToolUse", {**tool, "tool_response": {"stdout": text, "stderr": ""}})
+            await self.hook("PostToolBatch", {})
+            answer = {"role": "assistant", "content": [{"type": "text", "text": "done"}], "model": "m"}
+            await self.out.put({"type": "assistant", "message": answer})
+            await self.hook("Stop", {"stop_hook_active": False, "last_assistant_message": "done"})
+            await self.out.put(
+                {
+                    "type": "result",
+                    "subtype": "success",
+                    "duration_ms": 1,
+                    "duration_api_ms": 1,
+                    "is_error": False,
+                    "num_turns": 2,
+                    "session_id": "s",
+                    "result": text,
+                }
+            )
+            await self.out.put(None)  # the CLI exits after its result
+
+    hooks = None if registry is None else HookregHooks(registry)
+
+    async def run() -> object:
+        options = ClaudeAgentOptions()
+        if hooks is None:
+            messages = query(prompt="list", options=options, transport=ScriptedCli())
+        else:
+            messages = hooks.query(prompt="list", options=options, transport=ScriptedCli())
+        return [m.result for m in [m async for m in messages] if isinstance(m, ResultMessage)]
+
+    return run
+
+
 FRAMEWORKS: dict[str, Callable[[HookRegistry | None], Run]] = {
     "pydantic-ai": pydantic_ai,
     "openai-agents": openai_agents,
     "strands": strands,
     "langchain": langchain,
+    "claude-agent-sdk": claude_agent_sdk,
 }
 
 
