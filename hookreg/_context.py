@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, cast, final
 
 from hookreg._errors import HookTypeError, HookValueError
 from hookreg._results import (
-    FACTORY,
-    VALUE_CLASS,
     FinishReason,
     Message,
     ReadOnlyDict,
@@ -260,67 +258,6 @@ class RunContext:
     scratchpad: Scratchpad = field(default_factory=Scratchpad, compare=False)
     turn_scratchpad: Scratchpad = field(default=None, compare=False)  # type: ignore[assignment]  # None: a new child
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = (
-            "run_id",
-            "session_id",
-            "turn",
-            "depth",
-            "agent_name",
-            "is_streaming",
-            "scratchpad",
-            "turn_scratchpad",
-        )
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {
-            "run_id": run_id,
-            "session_id": session_id,
-            "turn": turn,
-            "depth": depth,
-            "agent_name": agent_name,
-            "is_streaming": is_streaming,
-            "scratchpad": scratchpad,
-            "turn_scratchpad": turn_scratchpad,
-        }
-        del run_id, session_id, turn, depth, agent_name, is_streaming, scratchpad, turn_scratchpad
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            (
-                set_run_id,
-                set_session_id,
-                set_turn,
-                set_depth,
-                set_agent_name,
-                set_is_streaming,
-                set_scratchpad,
-                set_turn_scratchpad,
-            ) = setters
-
-            def init(  # noqa: PLR0913 -- one parameter per field
-                self: Any,
-                *,
-                run_id: str = FACTORY,
-                session_id: str = "",
-                turn: int = 0,
-                depth: int = 0,
-                agent_name: str | None = None,
-                is_streaming: bool = False,
-                scratchpad: Scratchpad = FACTORY,
-                turn_scratchpad: Scratchpad = None,
-            ) -> None:
-                set_run_id(self, _new_run_id() if run_id is FACTORY else run_id)
-                set_session_id(self, session_id)
-                set_turn(self, turn)
-                set_depth(self, depth)
-                set_agent_name(self, agent_name)
-                set_is_streaming(self, is_streaming)
-                set_scratchpad(self, Scratchpad() if scratchpad is FACTORY else scratchpad)
-                set_turn_scratchpad(self, turn_scratchpad)
-                self.__post_init__()
-
-            return init
-
     def __post_init__(self) -> None:
         if not self.session_id:
             object.__setattr__(self, "session_id", self.run_id)
@@ -404,28 +341,6 @@ class RunOutcome:
     reason: str = ""
     turns: int = 0
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("status", "reason", "turns")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"reason": reason, "turns": turns}
-        del reason, turns
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_status, set_reason, set_turns = setters
-
-            def init(
-                self: Any,
-                status: Literal["completed", "stopped", "failed", "cancelled"],
-                reason: str = "",
-                turns: int = 0,
-            ) -> None:
-                set_status(self, status)
-                set_reason(self, reason)
-                set_turns(self, turns)
-
-            return init
-
 
 @final
 @value_class(frozen=True, slots=True)
@@ -435,23 +350,6 @@ class ToolCallRequest:
     call_id: str
     tool_name: str
     args: Mapping[str, object]
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("call_id", "tool_name", "args")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {}
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_call_id, set_tool_name, set_args = setters
-
-            def init(self: Any, call_id: str, tool_name: str, args: Mapping[str, object]) -> None:
-                set_call_id(self, call_id)
-                set_tool_name(self, tool_name)
-                set_args(self, args)
-                self.__post_init__()
-
-            return init
 
     def __post_init__(self) -> None:
         _freeze(self, maps=("args",))
@@ -463,21 +361,6 @@ class SetupContext:
     """`setup`: once per harness, before the first session."""
 
     run: RunContext = field(default_factory=RunContext)
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("run",)
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            (set_run,) = setters
-
-            def init(self: Any, *, run: RunContext = FACTORY) -> None:
-                set_run(self, RunContext() if run is FACTORY else run)
-
-            return init
 
 
 @final
@@ -493,24 +376,6 @@ class OnSessionStartContext:
     goal: str
     run: RunContext = _SESSION_RUN
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("session_id", "goal", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"session_id": session_id, "run": run}
-        del session_id, run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_session_id, set_goal, set_run = setters
-
-            def init(self: Any, *, session_id: str = "", goal: str, run: RunContext = _SESSION_RUN) -> None:
-                set_session_id(self, session_id)
-                set_goal(self, goal)
-                set_run(self, run)
-                self.__post_init__()
-
-            return init
-
     def __post_init__(self) -> None:
         _bind_session(self)
 
@@ -523,22 +388,6 @@ class UserPromptSubmitContext:
     content: str
     run: RunContext = field(default_factory=RunContext)
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("content", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_content, set_run = setters
-
-            def init(self: Any, *, content: str, run: RunContext = FACTORY) -> None:
-                set_content(self, content)
-                set_run(self, RunContext() if run is FACTORY else run)
-
-            return init
-
 
 @final
 @value_class(frozen=True, slots=True, kw_only=True)
@@ -548,23 +397,6 @@ class PreTurnContext:
     prompt: str
     turn: int
     run: RunContext = field(default_factory=RunContext)
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("prompt", "turn", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_prompt, set_turn, set_run = setters
-
-            def init(self: Any, *, prompt: str, turn: int, run: RunContext = FACTORY) -> None:
-                set_prompt(self, prompt)
-                set_turn(self, turn)
-                set_run(self, RunContext() if run is FACTORY else run)
-
-            return init
 
 
 @_transformed("patch")
@@ -578,34 +410,6 @@ class PreModelCallContext:
     turn: int
     patch: RequestPatch
     run: RunContext = field(default_factory=RunContext)
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("prompt", "history", "turn", "patch", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_prompt, set_history, set_turn, set_patch, set_run = setters
-
-            def init(  # noqa: PLR0913 -- one parameter per field
-                self: Any,
-                *,
-                prompt: str,
-                history: Sequence[Message],
-                turn: int,
-                patch: RequestPatch,
-                run: RunContext = FACTORY,
-            ) -> None:
-                set_prompt(self, prompt)
-                set_history(self, history)
-                set_turn(self, turn)
-                set_patch(self, patch)
-                set_run(self, RunContext() if run is FACTORY else run)
-                self.__post_init__()
-
-            return init
 
     def __post_init__(self) -> None:
         _freeze(self, seqs=("history",))
@@ -622,26 +426,6 @@ class ModelSelectContext:
     patch: RequestPatch
     run: RunContext = field(default_factory=RunContext)
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("default_model", "selected_model", "patch", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_default_model, set_selected_model, set_patch, set_run = setters
-
-            def init(
-                self: Any, *, default_model: str, selected_model: str, patch: RequestPatch, run: RunContext = FACTORY
-            ) -> None:
-                set_default_model(self, default_model)
-                set_selected_model(self, selected_model)
-                set_patch(self, patch)
-                set_run(self, RunContext() if run is FACTORY else run)
-
-            return init
-
 
 @final
 @value_class(frozen=True, slots=True, kw_only=True)
@@ -651,23 +435,6 @@ class TextDeltaContext:
     delta: str
     aggregated: str
     run: RunContext = field(default_factory=RunContext)
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("delta", "aggregated", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_delta, set_aggregated, set_run = setters
-
-            def init(self: Any, *, delta: str, aggregated: str, run: RunContext = FACTORY) -> None:
-                set_delta(self, delta)
-                set_aggregated(self, aggregated)
-                set_run(self, RunContext() if run is FACTORY else run)
-
-            return init
 
 
 @final
@@ -679,23 +446,6 @@ class ReasoningDeltaContext:
     aggregated: str
     run: RunContext = field(default_factory=RunContext)
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("delta", "aggregated", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_delta, set_aggregated, set_run = setters
-
-            def init(self: Any, *, delta: str, aggregated: str, run: RunContext = FACTORY) -> None:
-                set_delta(self, delta)
-                set_aggregated(self, aggregated)
-                set_run(self, RunContext() if run is FACTORY else run)
-
-            return init
-
 
 @final
 @value_class(frozen=True, slots=True, kw_only=True)
@@ -706,25 +456,6 @@ class ToolCallDeltaContext:
     tool_name: str | None
     delta: str
     run: RunContext = field(default_factory=RunContext)
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("call_id", "tool_name", "delta", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_call_id, set_tool_name, set_delta, set_run = setters
-
-            def init(self: Any, *, call_id: str, tool_name: str | None, delta: str, run: RunContext = FACTORY) -> None:
-                set_call_id(self, call_id)
-                set_tool_name(self, tool_name)
-                set_delta(self, delta)
-                set_run(self, RunContext() if run is FACTORY else run)
-                self.__post_init__()
-
-            return init
 
     def __post_init__(self) -> None:
         _tool_call(self, optional=True)
@@ -750,66 +481,6 @@ class ModelTurnFinishedContext:
     message_id: str | None = None
     model: str | None = None
     run: RunContext = field(default_factory=RunContext)
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = (
-            "turn",
-            "text",
-            "tool_calls",
-            "finish_reason",
-            "max_tokens",
-            "usage",
-            "raw_finish_reason",
-            "message_id",
-            "model",
-            "run",
-        )
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"raw_finish_reason": raw_finish_reason, "message_id": message_id, "model": model, "run": run}
-        del raw_finish_reason, message_id, model, run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            (
-                set_turn,
-                set_text,
-                set_tool_calls,
-                set_finish_reason,
-                set_max_tokens,
-                set_usage,
-                set_raw_finish_reason,
-                set_message_id,
-                set_model,
-                set_run,
-            ) = setters
-
-            def init(  # noqa: PLR0913 -- one parameter per field
-                self: Any,
-                *,
-                turn: int,
-                text: str,
-                tool_calls: Sequence[ToolCallRequest],
-                finish_reason: FinishReason | None,
-                max_tokens: int | None,
-                usage: Mapping[str, int],
-                raw_finish_reason: str | None = None,
-                message_id: str | None = None,
-                model: str | None = None,
-                run: RunContext = FACTORY,
-            ) -> None:
-                set_turn(self, turn)
-                set_text(self, text)
-                set_tool_calls(self, tool_calls)
-                set_finish_reason(self, finish_reason)
-                set_max_tokens(self, max_tokens)
-                set_usage(self, usage)
-                set_raw_finish_reason(self, raw_finish_reason)
-                set_message_id(self, message_id)
-                set_model(self, model)
-                set_run(self, RunContext() if run is FACTORY else run)
-                self.__post_init__()
-
-            return init
 
     def __post_init__(self) -> None:
         _freeze(self, maps=("usage",), seqs=("tool_calls",))
@@ -842,38 +513,6 @@ class InvalidToolCallContext:
     raw_args: object = None
     run: RunContext = field(default_factory=RunContext)
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("tool_name", "args", "call_id", "available_tools", "error", "raw_args", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"raw_args": raw_args, "run": run}
-        del raw_args, run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_tool_name, set_args, set_call_id, set_available_tools, set_error, set_raw_args, set_run = setters
-
-            def init(  # noqa: PLR0913 -- one parameter per field
-                self: Any,
-                *,
-                tool_name: str,
-                args: Mapping[str, object],
-                call_id: str,
-                available_tools: Sequence[str],
-                error: str,
-                raw_args: object = None,
-                run: RunContext = FACTORY,
-            ) -> None:
-                set_tool_name(self, tool_name)
-                set_args(self, args)
-                set_call_id(self, call_id)
-                set_available_tools(self, available_tools)
-                set_error(self, error)
-                set_raw_args(self, raw_args)
-                set_run(self, RunContext() if run is FACTORY else run)
-                self.__post_init__()
-
-            return init
-
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",), seqs=("available_tools",))
 
@@ -888,27 +527,6 @@ class PreToolCallDecideContext:
     args: Mapping[str, object]
     call_id: str
     run: RunContext = field(default_factory=RunContext)
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("tool_name", "args", "call_id", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_tool_name, set_args, set_call_id, set_run = setters
-
-            def init(
-                self: Any, *, tool_name: str, args: Mapping[str, object], call_id: str, run: RunContext = FACTORY
-            ) -> None:
-                set_tool_name(self, tool_name)
-                set_args(self, args)
-                set_call_id(self, call_id)
-                set_run(self, RunContext() if run is FACTORY else run)
-                self.__post_init__()
-
-            return init
 
     def __post_init__(self) -> None:
         # _tool_call's rules with their common cases inline (one context per tool call):
@@ -931,36 +549,6 @@ class PermissionDeniedContext:
     decided_by: str | None
     run: RunContext = field(default_factory=RunContext)
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("tool_name", "args", "call_id", "reason", "decided_by", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_tool_name, set_args, set_call_id, set_reason, set_decided_by, set_run = setters
-
-            def init(  # noqa: PLR0913 -- one parameter per field
-                self: Any,
-                *,
-                tool_name: str,
-                args: Mapping[str, object],
-                call_id: str,
-                reason: str,
-                decided_by: str | None,
-                run: RunContext = FACTORY,
-            ) -> None:
-                set_tool_name(self, tool_name)
-                set_args(self, args)
-                set_call_id(self, call_id)
-                set_reason(self, reason)
-                set_decided_by(self, decided_by)
-                set_run(self, RunContext() if run is FACTORY else run)
-                self.__post_init__()
-
-            return init
-
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",))
 
@@ -976,36 +564,6 @@ class PostToolCallFailureContext:
     error: BaseException
     duration_ms: float
     run: RunContext = field(default_factory=RunContext)
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("tool_name", "args", "call_id", "error", "duration_ms", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_tool_name, set_args, set_call_id, set_error, set_duration_ms, set_run = setters
-
-            def init(  # noqa: PLR0913 -- one parameter per field
-                self: Any,
-                *,
-                tool_name: str,
-                args: Mapping[str, object],
-                call_id: str,
-                error: BaseException,
-                duration_ms: float,
-                run: RunContext = FACTORY,
-            ) -> None:
-                set_tool_name(self, tool_name)
-                set_args(self, args)
-                set_call_id(self, call_id)
-                set_error(self, error)
-                set_duration_ms(self, duration_ms)
-                set_run(self, RunContext() if run is FACTORY else run)
-                self.__post_init__()
-
-            return init
 
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",))
@@ -1025,38 +583,6 @@ class OnToolErrorContext:
     message: str
     run: RunContext = field(default_factory=RunContext)
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("tool_name", "args", "call_id", "error", "kind", "message", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_tool_name, set_args, set_call_id, set_error, set_kind, set_message, set_run = setters
-
-            def init(  # noqa: PLR0913 -- one parameter per field
-                self: Any,
-                *,
-                tool_name: str,
-                args: Mapping[str, object],
-                call_id: str,
-                error: BaseException,
-                kind: ToolErrorKind,
-                message: str,
-                run: RunContext = FACTORY,
-            ) -> None:
-                set_tool_name(self, tool_name)
-                set_args(self, args)
-                set_call_id(self, call_id)
-                set_error(self, error)
-                set_kind(self, kind)
-                set_message(self, message)
-                set_run(self, RunContext() if run is FACTORY else run)
-                self.__post_init__()
-
-            return init
-
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",))
 
@@ -1073,36 +599,6 @@ class TransformToolResultContext:
     raw_result: object
     presentation: str
     run: RunContext = field(default_factory=RunContext)
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("tool_name", "args", "call_id", "raw_result", "presentation", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_tool_name, set_args, set_call_id, set_raw_result, set_presentation, set_run = setters
-
-            def init(  # noqa: PLR0913 -- one parameter per field
-                self: Any,
-                *,
-                tool_name: str,
-                args: Mapping[str, object],
-                call_id: str,
-                raw_result: object,
-                presentation: str,
-                run: RunContext = FACTORY,
-            ) -> None:
-                set_tool_name(self, tool_name)
-                set_args(self, args)
-                set_call_id(self, call_id)
-                set_raw_result(self, raw_result)
-                set_presentation(self, presentation)
-                set_run(self, RunContext() if run is FACTORY else run)
-                self.__post_init__()
-
-            return init
 
     def __post_init__(self) -> None:
         _tool_call(self, maps=("args",))
@@ -1121,42 +617,6 @@ class PostToolCallContext:
     duration_ms: float
     metadata: Mapping[str, object]
     run: RunContext = field(default_factory=RunContext)
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("tool_name", "args", "call_id", "result", "raw_result", "duration_ms", "metadata", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_tool_name, set_args, set_call_id, set_result, set_raw_result, set_duration_ms, set_metadata, set_run = (
-                setters
-            )
-
-            def init(  # noqa: PLR0913 -- one parameter per field
-                self: Any,
-                *,
-                tool_name: str,
-                args: Mapping[str, object],
-                call_id: str,
-                result: str,
-                raw_result: object,
-                duration_ms: float,
-                metadata: Mapping[str, object],
-                run: RunContext = FACTORY,
-            ) -> None:
-                set_tool_name(self, tool_name)
-                set_args(self, args)
-                set_call_id(self, call_id)
-                set_result(self, result)
-                set_raw_result(self, raw_result)
-                set_duration_ms(self, duration_ms)
-                set_metadata(self, metadata)
-                set_run(self, RunContext() if run is FACTORY else run)
-                self.__post_init__()
-
-            return init
 
     def __post_init__(self) -> None:
         # As PreToolCallDecideContext: the common cases inline.
@@ -1177,23 +637,6 @@ class PostTurnContext:
     response_text: str
     run: RunContext = field(default_factory=RunContext)
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("turn", "response_text", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_turn, set_response_text, set_run = setters
-
-            def init(self: Any, *, turn: int, response_text: str, run: RunContext = FACTORY) -> None:
-                set_turn(self, turn)
-                set_response_text(self, response_text)
-                set_run(self, RunContext() if run is FACTORY else run)
-
-            return init
-
 
 @final
 @value_class(frozen=True, slots=True, kw_only=True)
@@ -1208,23 +651,6 @@ class PreCompactContext:
     message_count: int = 0
     run: RunContext = field(default_factory=RunContext)
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("transcript_len", "message_count", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"message_count": message_count, "run": run}
-        del message_count, run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_transcript_len, set_message_count, set_run = setters
-
-            def init(self: Any, *, transcript_len: int, message_count: int = 0, run: RunContext = FACTORY) -> None:
-                set_transcript_len(self, transcript_len)
-                set_message_count(self, message_count)
-                set_run(self, RunContext() if run is FACTORY else run)
-
-            return init
-
 
 @final
 @value_class(frozen=True, slots=True, kw_only=True)
@@ -1234,23 +660,6 @@ class OnCompactionContext:
     removed: int
     summary_chars: int
     run: RunContext = field(default_factory=RunContext)
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("removed", "summary_chars", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_removed, set_summary_chars, set_run = setters
-
-            def init(self: Any, *, removed: int, summary_chars: int, run: RunContext = FACTORY) -> None:
-                set_removed(self, removed)
-                set_summary_chars(self, summary_chars)
-                set_run(self, RunContext() if run is FACTORY else run)
-
-            return init
 
 
 @final
@@ -1262,27 +671,6 @@ class OnInteractionContext:
     options: Sequence[str]
     tool_name: str | None
     run: RunContext = field(default_factory=RunContext)
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("question", "options", "tool_name", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_question, set_options, set_tool_name, set_run = setters
-
-            def init(
-                self: Any, *, question: str, options: Sequence[str], tool_name: str | None, run: RunContext = FACTORY
-            ) -> None:
-                set_question(self, question)
-                set_options(self, options)
-                set_tool_name(self, tool_name)
-                set_run(self, RunContext() if run is FACTORY else run)
-                self.__post_init__()
-
-            return init
 
     def __post_init__(self) -> None:
         _tool_call(self, seqs=("options",), optional=True)
@@ -1297,23 +685,6 @@ class SubagentStartContext:
     depth: int
     run: RunContext = field(default_factory=RunContext)
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("goal", "depth", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_goal, set_depth, set_run = setters
-
-            def init(self: Any, *, goal: str, depth: int, run: RunContext = FACTORY) -> None:
-                set_goal(self, goal)
-                set_depth(self, depth)
-                set_run(self, RunContext() if run is FACTORY else run)
-
-            return init
-
 
 @final
 @value_class(frozen=True, slots=True, kw_only=True)
@@ -1324,23 +695,6 @@ class SubagentStopContext:
     depth: int
     run: RunContext = field(default_factory=RunContext)
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("outcome", "depth", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_outcome, set_depth, set_run = setters
-
-            def init(self: Any, *, outcome: RunOutcome, depth: int, run: RunContext = FACTORY) -> None:
-                set_outcome(self, outcome)
-                set_depth(self, depth)
-                set_run(self, RunContext() if run is FACTORY else run)
-
-            return init
-
 
 @final
 @value_class(frozen=True, slots=True, kw_only=True)
@@ -1349,22 +703,6 @@ class NotificationContext:
 
     message: str
     run: RunContext = field(default_factory=RunContext)
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("message", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_message, set_run = setters
-
-            def init(self: Any, *, message: str, run: RunContext = FACTORY) -> None:
-                set_message(self, message)
-                set_run(self, RunContext() if run is FACTORY else run)
-
-            return init
 
 
 @final
@@ -1375,23 +713,6 @@ class StopContext:
     response_text: str
     continuation_count: int
     run: RunContext = field(default_factory=RunContext)
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("response_text", "continuation_count", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"run": run}
-        del run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_response_text, set_continuation_count, set_run = setters
-
-            def init(self: Any, *, response_text: str, continuation_count: int, run: RunContext = FACTORY) -> None:
-                set_response_text(self, response_text)
-                set_continuation_count(self, continuation_count)
-                set_run(self, RunContext() if run is FACTORY else run)
-
-            return init
 
 
 @final
@@ -1406,24 +727,6 @@ class OnSessionEndContext:
     session_id: str = ""
     outcome: RunOutcome
     run: RunContext = _SESSION_RUN
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("session_id", "outcome", "run")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"session_id": session_id, "run": run}
-        del session_id, run
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_session_id, set_outcome, set_run = setters
-
-            def init(self: Any, *, session_id: str = "", outcome: RunOutcome, run: RunContext = _SESSION_RUN) -> None:
-                set_session_id(self, session_id)
-                set_outcome(self, outcome)
-                set_run(self, run)
-                self.__post_init__()
-
-            return init
 
     def __post_init__(self) -> None:
         _bind_session(self)

@@ -136,41 +136,115 @@ VALUE_CLASS: Final = {
 def _value_class(
     *, frozen: Literal[True], slots: Literal[True], kw_only: bool = False
 ) -> Callable[[type[_T]], type[_T]]:
-    """``@dataclass(frozen=True, slots=True)`` that compiles no code and builds no class twice.
+    """``@dataclass(frozen=True, slots=True)`` built from the declaration, with one compiled ``__init__`` per class.
 
-    `dataclasses.dataclass` writes each class's ``__init__``, ``__repr__``,
-    ``__eq__``, ``__hash__``, ``__setattr__`` and ``__delattr__`` as source and
-    compiles it with `exec`, then builds the class anew with ``__slots__``:
-    about 1 ms a class, most of ``import hookreg``. Here
-    ``scripts/generate_values.py`` writes a block into the class body, after
-    the fields: their ``__slots__``, their defaults moved out of the class
-    namespace (into ``_defaults``: ``__slots__`` needs it), the shared
-    methods (`VALUE_CLASS`) and ``_init``, which makes ``__init__`` from the
-    slots' setters; those exist only once the class does, so this decorator
-    installs it, with the fields equality compares and ``__match_args__``.
-    The dataclass attributes are made when first read (`_DataclassAttribute`),
-    so `fields`, `replace` and `asdict` work as on any frozen dataclass. Type
-    checkers see `dataclass` itself.
+    The class statement declares the fields (annotations and defaults), the
+    docstring and any ``__post_init__``; this builds the slotted class from
+    that declaration, as attrs does: ``__slots__`` from the fields, the
+    shared methods (`VALUE_CLASS`: equality, repr, pickling, frozen
+    assignment), and an ``__init__`` written from the fields as source and
+    compiled once (registered with `linecache`, so a debugger steps through
+    it). The ``__init__`` stores each slot through its setter, which skips
+    the frozen ``__setattr__`` and the name's lookup, then calls
+    ``__post_init__``. `dataclasses.dataclass` would write six methods per
+    class and build it twice; its attributes are made when first read
+    (`_DataclassAttribute`), so `fields`, `replace` and `asdict` work as on
+    any frozen dataclass. Type checkers see `dataclass` itself.
     """
     del frozen, slots  # always: what type checkers are told, and what this builds
 
     def build(cls: type[_T]) -> type[_T]:
-        body = vars(cls)
-        if not {"__slots__", "_defaults", "_init"} <= body.keys():
-            msg = f"Cannot build {cls.__qualname__}: it has no written-out block. Run scripts/generate_values.py."
-            raise TypeError(msg)
-        names: tuple[str, ...] = body["__slots__"]
-        ignored = {n for n, d in body["_defaults"].items() if type(d) is _Field and not d.options.get("compare", True)}
-        init = body["_init"](*(body[name].__set__ for name in names))  # see scripts/generate_values.py
-        init.__name__, init.__qualname__ = "__init__", f"{cls.__qualname__}.__init__"
-        target: Any = cls
-        target.__init__ = init
-        del target._init  # noqa: SLF001 -- this machinery's own attribute, spent
-        target._compared = attrgetter(*(n for n in names if n not in ignored))  # noqa: SLF001 -- read by _eq and _hash
-        setattr(cls, "__match_args__", () if kw_only else names)  # noqa: B010 -- mypy refuses an assignment
-        return cls
+        body = dict(vars(cls))
+        annotations: dict[str, str] = body["__annotations__"]
+        names = tuple(n for n, kind in annotations.items() if not kind.startswith("ClassVar"))
+        defaults = {name: body.pop(name) for name in names if name in body}
+        for name, default in defaults.items():
+            unsupported = sorted(default.options.keys() - _HONOURED) if type(default) is _Field else []
+            if unsupported:
+                msg = (
+                    f"Cannot build {cls.__qualname__}: field {name!r} asks for {', '.join(unsupported)}, which a "
+                    f"value class does not honour (every field is shown and set by __init__). "
+                    f"Use only {', '.join(sorted(_HONOURED))}."
+                )
+                raise TypeError(msg)
+        for spent in ("__dict__", "__weakref__"):
+            body.pop(spent, None)
+        body.update(VALUE_CLASS, __slots__=names, _defaults=defaults)
+        body["__match_args__"] = () if kw_only else names
+        built: Any = type(cls.__name__, cls.__bases__, body)  # every value class is a plain class
+        built.__init__ = _Init(names, defaults, annotations, kw_only=kw_only)
+        ignored = {n for n, d in defaults.items() if type(d) is _Field and not d.options.get("compare", True)}
+        built._compared = attrgetter(*(n for n in names if n not in ignored))  # noqa: SLF001 -- read by _eq and _hash
+        return cast("type[_T]", built)
 
     return build
+
+
+@final
+class _Init:
+    """A value class's ``__init__`` until first read: then compiled from the fields, and put in its place.
+
+    The source has one parameter and one slot store per field; it is
+    compiled once, when the class is first built or inspected (not at
+    import: 35 compilations were a quarter of ``import hookreg``), and
+    registered with `linecache`, so a debugger steps through it. Storing
+    through each slot's setter skips the frozen ``__setattr__`` and the
+    name's lookup.
+    """
+
+    __slots__ = ("annotations", "defaults", "kw_only", "names")
+
+    def __init__(
+        self, names: tuple[str, ...], defaults: dict[str, object], annotations: dict[str, str], *, kw_only: bool
+    ) -> None:
+        self.names = names
+        self.defaults = defaults
+        self.annotations = annotations
+        self.kw_only = kw_only
+
+    def __get__(self, instance: object, owner: type) -> object:
+        cls = next(c for c in owner.__mro__ if vars(c).get("__init__") is self)  # the value class, for a subclass
+        init = self.compile(cls)
+        setattr(cls, "__init__", init)  # noqa: B010 -- from now on, the plain function (mypy refuses an assignment)
+        return init if instance is None else init.__get__(instance, owner)
+
+    def compile(self, cls: type) -> Callable[..., None]:
+        import linecache  # noqa: PLC0415 -- at a value class's first build, not at import
+
+        namespace: dict[str, object] = {"FACTORY": FACTORY}
+        params, stores = [], []
+        for name in self.names:
+            namespace[f"set_{name}"] = vars(cls)[name].__set__
+            value, default = name, self.defaults.get(name, _REQUIRED)
+            if type(default) is _Field:
+                if "default_factory" in default.options:
+                    namespace[f"make_{name}"] = default.options["default_factory"]
+                    default, value = FACTORY, f"make_{name}() if {name} is FACTORY else {name}"
+                else:
+                    default = default.options.get("default", _REQUIRED)
+            if default is _REQUIRED:
+                params.append(name)
+            else:
+                namespace[f"default_{name}"] = default
+                params.append(f"{name}=default_{name}")
+            stores.append(f"    set_{name}(self, {value})\n")
+        if "__post_init__" in vars(cls):
+            stores.append("    self.__post_init__()\n")
+        star = ["*"] if self.kw_only else []
+        source = f"def __init__({', '.join(['self', *star, *params])}):\n{''.join(stores)}"
+        filename = f"<value class {cls.__module__}.{cls.__qualname__}.__init__>"
+        exec(compile(source, filename, "exec"), namespace)  # source made of the field names alone
+        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+        init = cast("Callable[..., None]", namespace["__init__"])
+        init.__qualname__ = f"{cls.__qualname__}.__init__"
+        init.__annotations__ = {name: self.annotations[name] for name in self.names} | {"return": "None"}
+        return init
+
+
+_REQUIRED: Final = object()
+"""A field without a default."""
+_HONOURED: Final = frozenset({"default", "default_factory", "compare"})
+"""The `field` options a value class honours."""
 
 
 @final
@@ -304,27 +378,6 @@ class HookResult:
 
     _ALLOW: ClassVar[HookResult]
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("decision", "reason", "message", "decided_by")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"reason": reason, "message": message, "decided_by": decided_by}
-        del reason, message, decided_by
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_decision, set_reason, set_message, set_decided_by = setters
-
-            def init(
-                self: Any, *, decision: Decision, reason: str = "", message: str = "", decided_by: str | None = None
-            ) -> None:
-                set_decision(self, decision)
-                set_reason(self, reason)
-                set_message(self, message)
-                set_decided_by(self, decided_by)
-                self.__post_init__()
-
-            return init
-
     def __post_init__(self) -> None:
         if self.decision.__class__ is not Decision:
             object.__setattr__(self, "decision", _as_decision(self.decision))
@@ -441,30 +494,6 @@ class TurnAction:
 
     _CONTINUE: ClassVar[TurnAction]
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("kind", "feedback", "decided_by")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"feedback": feedback, "decided_by": decided_by}
-        del feedback, decided_by
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_kind, set_feedback, set_decided_by = setters
-
-            def init(
-                self: Any,
-                *,
-                kind: Literal["continue", "repeat", "feedback"],
-                feedback: str | None = None,
-                decided_by: str | None = None,
-            ) -> None:
-                set_kind(self, kind)
-                set_feedback(self, feedback)
-                set_decided_by(self, decided_by)
-                self.__post_init__()
-
-            return init
-
     def __post_init__(self) -> None:
         _check_action(self)
 
@@ -514,34 +543,6 @@ class InvalidToolCallAction:
     decided_by: str | None = field(default=None, compare=False)
 
     _FAIL: ClassVar[InvalidToolCallAction]
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("kind", "feedback", "tool_name", "reason", "decided_by")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"feedback": feedback, "tool_name": tool_name, "reason": reason, "decided_by": decided_by}
-        del feedback, tool_name, reason, decided_by
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_kind, set_feedback, set_tool_name, set_reason, set_decided_by = setters
-
-            def init(  # noqa: PLR0913 -- one parameter per field
-                self: Any,
-                *,
-                kind: Literal["fail", "retry", "repair", "skip", "stop"],
-                feedback: str | None = None,
-                tool_name: str | None = None,
-                reason: str = "",
-                decided_by: str | None = None,
-            ) -> None:
-                set_kind(self, kind)
-                set_feedback(self, feedback)
-                set_tool_name(self, tool_name)
-                set_reason(self, reason)
-                set_decided_by(self, decided_by)
-                self.__post_init__()
-
-            return init
 
     def __post_init__(self) -> None:
         _check_action(self)
@@ -630,26 +631,6 @@ class Message:
     name: str | None = None
     tool_call_id: str | None = None
 
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("role", "content", "name", "tool_call_id")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {"name": name, "tool_call_id": tool_call_id}
-        del name, tool_call_id
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_role, set_content, set_name, set_tool_call_id = setters
-
-            def init(
-                self: Any, role: str, content: str, name: str | None = None, tool_call_id: str | None = None
-            ) -> None:
-                set_role(self, role)
-                set_content(self, content)
-                set_name(self, name)
-                set_tool_call_id(self, tool_call_id)
-
-            return init
-
 
 @final
 @value_class(frozen=True, slots=True, kw_only=True)
@@ -681,67 +662,6 @@ class RequestPatch:
     tool_choice: str | None = None
     active_tools: frozenset[str] | None = None
     messages: tuple[Message, ...] | None = None
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = (
-            "extra_context",
-            "additional_params",
-            "preamble",
-            "temperature",
-            "max_tokens",
-            "tool_choice",
-            "active_tools",
-            "messages",
-        )
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {
-            "extra_context": extra_context,
-            "additional_params": additional_params,
-            "preamble": preamble,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "tool_choice": tool_choice,
-            "active_tools": active_tools,
-            "messages": messages,
-        }
-        del extra_context, additional_params, preamble, temperature, max_tokens, tool_choice, active_tools, messages
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            (
-                set_extra_context,
-                set_additional_params,
-                set_preamble,
-                set_temperature,
-                set_max_tokens,
-                set_tool_choice,
-                set_active_tools,
-                set_messages,
-            ) = setters
-
-            def init(  # noqa: PLR0913 -- one parameter per field
-                self: Any,
-                *,
-                extra_context: tuple[str, ...] | None = None,
-                additional_params: Mapping[str, object] | None = None,
-                preamble: str | None = None,
-                temperature: float | None = None,
-                max_tokens: int | None = None,
-                tool_choice: str | None = None,
-                active_tools: frozenset[str] | None = None,
-                messages: tuple[Message, ...] | None = None,
-            ) -> None:
-                set_extra_context(self, extra_context)
-                set_additional_params(self, additional_params)
-                set_preamble(self, preamble)
-                set_temperature(self, temperature)
-                set_max_tokens(self, max_tokens)
-                set_tool_choice(self, tool_choice)
-                set_active_tools(self, active_tools)
-                set_messages(self, messages)
-                self.__post_init__()
-
-            return init
 
     def __post_init__(self) -> None:
         for name, check in _PATCH_FIELDS.items():
@@ -857,23 +777,6 @@ class ToolCallResolution:
     args: Mapping[str, object]
     result: HookResult
     rewritten: bool
-
-    if not TYPE_CHECKING:  # written out from the fields by scripts/generate_values.py
-        __slots__ = ("args", "result", "rewritten")
-        # The defaults leave the class namespace (__slots__ needs it); the shared methods join it.
-        _defaults = {}
-        vars().update(VALUE_CLASS)
-
-        def _init(*setters: Callable[[object, object], None]) -> Callable[..., None]:
-            set_args, set_result, set_rewritten = setters
-
-            def init(self: Any, *, args: Mapping[str, object], result: HookResult, rewritten: bool) -> None:
-                set_args(self, args)
-                set_result(self, result)
-                set_rewritten(self, rewritten)
-                self.__post_init__()
-
-            return init
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "args", read_only(self.args, "ToolCallResolution", "args"))

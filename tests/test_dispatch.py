@@ -307,7 +307,7 @@ def test_transform_wrong_return_raises_by_default(bad: object) -> None:
     """A transform returning the wrong type raises HookReturnError under the default policy."""
     registry = HookRegistry()
     registry.register(INPUT, lambda ctx: bad, name="t")  # type: ignore[arg-type, return-value]  # on purpose
-    with pytest.raises(HookReturnError, match=r"Hook 't' at transform_tool_input returned") as info:
+    with pytest.raises(HookReturnError, match=r"Cannot use what hook 't' returned at transform_tool_input") as info:
         registry.transform(INPUT, call())
     assert isinstance(info.value, TypeError)
     assert (info.value.point, info.value.returned_type) == (INPUT, type(bad))
