@@ -32,12 +32,14 @@ FILES = [
     "tests/strands/session",
     "tests/strands/background_tasks",
 ]
-# What .ci/run runs (the three runs take about 4 minutes on 2 cores): the files that found divergences (test_agent.py,
-# the core agent loop; test_execute_tool_middleware.py, the tool middleware hookreg's innermost gate sits among), the
-# event loop, the agent's hooks, direct tool calls, interrupts and the approval interventions.
+# What .ci/run runs (the three runs take about 3 minutes on 2 cores): the files that found divergences (test_agent.py,
+# the core agent loop; test_execute_tool_middleware.py, the tool middleware hookreg's innermost gate sits among;
+# test_background_tasks.py, tools routed to background tasks), the event loop, the agent's hooks, direct tool calls,
+# interrupts and the approval interventions.
 SUBSET = [
     "tests/strands/agent/test_agent.py",
     "tests/strands/middleware/test_execute_tool_middleware.py",
+    "tests/strands/background_tasks/test_background_tasks.py",
     "tests/strands/event_loop/test_event_loop.py",
     "tests/strands/agent/test_agent_hooks.py",
     "tests/strands/tools/test_caller.py",
