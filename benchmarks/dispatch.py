@@ -746,6 +746,35 @@ counted. The limit that tests each return was 1.09x the limit at 50 hooks.
 
 `import hookreg` 27.9 ms, `import pluggy` 22.1 ms (1.26x); counted, 112.2 M
 and 89.2 M instructions (1.26x).
+## Before the value classes were declarations (issue 14, values)
+
+Counted the same way on one day: `import hookreg` 86.2 M instructions with
+each class's ``__init__`` written into its body by
+``scripts/generate_values.py``, 93.8 M now (pluggy 90.2 M: 0.96x, 1.04x).
+Building a context, best of 7 x 100,000 on a loaded machine (noisy; neither
+is slower): `PreToolCallDecideContext` 2,033 -> 1,172 ns, `TextDeltaContext`
+1,142 -> 738 ns, `HookResult.deny` 2,059 -> 1,810 ns.
+
+## A forgotten await refused more cheaply: measured, refused (issue 14, async)
+
+Counted per awaited `adecide` with no hook (callgrind, the benchmark's
+counting loop; the sync `decide` 964-1,088, the target 2 x 1.38 x 782 =
+2,158): the `DispatchCoroutine` around a native coroutine 5,250; a
+coroutine of hookreg's own whose `__await__` generator calls the sync
+dispatch, built without an ``__init__``, warning from ``__del__`` when
+dropped unawaited 6,275-6,666 (the ``__del__`` alone 700, calling
+`__await__` 680, `object.__new__` 290); without the warning about 3,960;
+an already-finished awaitable (the dispatch run at the call, eagerly)
+4,007 without a warning, 8,756 with one; a bare native coroutine
+calling `decide`, which a truth test cannot refuse, 2,246. With one hook
+the same order (target 3,438): 5,885 now, 5,736 for the generator. On
+CPython 3.11 any object of hookreg's own between the caller and the
+hooks costs a frame or two (2,500-4,000 instructions), more than the
+whole headroom of the 0- and 1-hook async targets; the eager awaitable
+also runs hooks before the `await` (and outside the task), which
+DESIGN §6 refuses ("Never started, it runs no hook"). So the wrapper
+stays as it is and those two rows stay missed; from 5 hooks on they are
+met (counted).
 """
 
 
@@ -834,8 +863,8 @@ WHY = """
   hook hold no registry, so every registry shares them (it was 163 us to
   compile 27 empty points per registry; `hookreg.testing.call_hook` makes
   one per call).
-- **Building a context** is a keyword call into an ``__init__`` written out
-  from the fields (``scripts/generate_values.py``) that stores each slot
+- **Building a context** is a keyword call into an ``__init__`` compiled
+  from the fields (`hookreg._results.value_class`) that stores each slot
   through its setter, then the checks a context makes (a `tool_name` that is
   a `str`, a read-only copy of each mapping). The same class as a stdlib
   frozen dataclass stores through ``object.__setattr__``; Strands' events are
@@ -855,13 +884,15 @@ WHY = """
   `opcode`, and `dis` loads for the first observer with a jump). The 35
   value classes do not go through
   `dataclasses.dataclass` at import: that compiled six methods per class
-  with `exec` and built each class twice (13 ms of the 30 ms). Each is
-  built once, slotted, by its own class statement:
-  ``scripts/generate_values.py`` writes its ``__slots__`` and its
-  ``__init__`` into the class body, the fields' defaults move aside, and
-  the other methods are shared. That took a class from about 270 K
-  instructions (callgrind, ``PYTHONHASHSEED=0``) to about 145 K, of which
-  the class statement alone is 100 K: 3.5 M in all. Type checkers alone see
+  with `exec` and built each class twice (13 ms of the 30 ms). Each class
+  is one declaration (fields, types, defaults, docstring); `value_class`
+  builds the slotted class from it when the class statement runs (once
+  more, as `dataclass(slots=True)` does), with the shared methods, and
+  its ``__init__`` is compiled from the fields when first read (the first
+  build, or `inspect`), not at import: compiling all 35 at import cost
+  17 M instructions (111.0 M in all, 1.23x pluggy), built lazily 93.8 M
+  (1.04x), where the ``__init__`` written into each class body by a
+  generator cost 86.2 M (0.96x) and 830 generated lines. Type checkers alone see
   the private TypeVars, the runner Protocols and the step aliases, which
   only annotations name (1.2 M), and a registry holds the registries that
   include it through `weakref.ref`, loaded with the interpreter, rather
