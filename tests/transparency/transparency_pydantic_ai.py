@@ -48,10 +48,10 @@ FILES = [
     "tests/test_concurrency.py",
     "tests/test_history_processor.py",
 ]
-# What .ci/run runs (its three runs take about 2¼ minutes on 2 cores; FILES about 18): no file has diverged, so the
-# subset is the tool path — tools with their validation, retry budgets, deferred calls and human approval, toolsets,
-# tool failures on the wire —, cancelled runs, where a hooked run once hung, and streaming with the capabilities around
-# it (hookreg's delta points). test_agent.py alone takes longer than the whole subset.
+# What .ci/run runs (its three runs take about 2 minutes on 2 cores; FILES 7 to 18, as loaded). No file has diverged,
+# so the subset is the tool path — tools with their validation, retry budgets, deferred calls and human approval,
+# toolsets, tool failures on the wire —, cancelled runs, where a hooked run once hung, and streaming with the
+# capabilities around it (hookreg's delta points). test_agent.py alone takes longer than the whole subset.
 SUBSET = [
     "tests/test_tools.py",
     "tests/test_toolsets.py",
