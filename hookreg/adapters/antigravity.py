@@ -1,0 +1,301 @@
+"""Drive Google Antigravity SDK agents from a HookRegistry via its hook classes (``pip install hookreg[antigravity]``).
+
+Every rule of the run contract lives in `hookreg._lifecycle`; this module only
+translates the SDK's hook calls (``AgentConfig.hooks``, run by its
+``HookRunner``) into its flows. One agent session (``async with Agent(...)``)
+is one hookreg session; each prompt (``agent.chat``) is one hookreg turn.
+
+Mapping (hookreg point → SDK hook class):
+
+- ``on_session_start``, ``user_prompt_submit``, ``pre_turn`` → `PreTurnHook`
+  (the session starts on its first prompt, whose text is the goal): a deny
+  (or an ``ask`` nobody approved) denies the turn with the reason.
+- ``on_session_end`` → `OnSessionEndHook`, once per session that started:
+  ``completed``; ``stopped`` after a `hookreg.StopRun` or a denied prompt;
+  ``failed`` after a hook's own failure the SDK swallowed.
+- ``transform_tool_input``, ``pre_tool_call_decide`` (an ``ask`` through
+  ``notification`` and ``on_interaction``, ``permission_denied``) →
+  `PreToolCallDecideHook`, placed after every other hook of the config so it
+  judges the call as the others edited it: a deny answers ``allow=False``
+  with the text the model reads; rewritten args go back as ``modified_args``.
+- ``post_tool_call`` → `PostToolCallHook` for a call that did not fail;
+  ``post_tool_call_failure``, ``on_tool_error`` → `OnToolErrorHook` (a
+  rewritten text is the SDK's custom error message).
+- ``post_turn`` → `PostTurnHook`; ``stop`` → `StopHook` (feedback is a
+  ``CONTINUE`` with it as the reason); ``on_compaction`` → `OnCompactionHook`.
+
+An SDK hook object is added only for the points that have hooks when
+`with_hookreg` runs (plus session end, so a started session always ends), so
+with an empty registry the config is returned unchanged.
+
+Example:
+    >>> async with Agent(with_hookreg(config, registry)) as agent:  # doctest: +SKIP
+    ...     await agent.chat("go")
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from hookreg import (
+    HookPoint,
+    HookRegistry,
+    OnCompactionContext,
+    PostTurnContext,
+    RunContext,
+    RunOutcome,
+    StopRun,
+    ToolCallRequest,
+)
+from hookreg._errors import HookValueError
+from hookreg._lifecycle import (
+    RunState,
+    adrive,
+    failed,
+    gate,
+    missing_framework,
+    outcome_for,
+    require_registry,
+    succeeded,
+)
+
+try:
+    from google.antigravity import types as ag_types  # type: ignore[import-untyped]  # the SDK ships no py.typed
+    from google.antigravity.connections.connection import AgentConfig  # type: ignore[import-untyped]  # the SDK ships no py.typed
+    from google.antigravity.hooks import (  # type: ignore[import-untyped]  # the SDK ships no py.typed
+        HookContext,
+        OnCompactionHook,
+        OnSessionEndHook,
+        OnToolErrorHook,
+        PostToolCallHook,
+        PostTurnHook,
+        PreToolCallDecideHook,
+        PreTurnHook,
+        StopHook,
+    )
+except ImportError as _error:  # pragma: no cover - exercised by a test that hides the framework
+    raise missing_framework("google.antigravity", "antigravity", _error) from _error
+
+__all__ = ["ToolFailure", "with_hookreg"]
+
+P = HookPoint
+_ConfigT = TypeVar("_ConfigT", bound=AgentConfig)
+
+
+class ToolFailure(Exception):  # noqa: N818 -- it is the tool's failure, as the SDK reported it
+    """A tool call the SDK reported as failed (``OnToolErrorHook``); its message is the SDK's error text."""
+
+
+@dataclass(eq=False)
+class _Session:
+    """One agent session's lifecycle, and the first error a hook raised (the SDK swallows hook exceptions)."""
+
+    state: RunState
+    error: BaseException | None = None
+    started: bool = False  # whether a prompt started it
+
+
+class _Sessions:
+    """The hookreg session of each SDK session, keyed by the SDK's own session context (never stored in it)."""
+
+    def __init__(self, registry: HookRegistry) -> None:
+        self.registry = registry
+        self._by_root: weakref.WeakKeyDictionary[HookContext, _Session] = weakref.WeakKeyDictionary()
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _Sessions:
+        # ``Agent`` deep-copies its config, hooks included: the copy must run the same registry and sessions.
+        return self
+
+    def get(self, context: HookContext) -> _Session:
+        root = context
+        while root.parent is not None:  # turn and operation contexts hang off the session's
+            root = root.parent
+        session = self._by_root.get(root)
+        if session is None:
+            session = self._by_root[root] = _Session(RunState(self.registry, RunContext()))
+        return session
+
+    def started(self, context: HookContext) -> _Session | None:
+        """The session of `context` if a prompt started it, else ``None``."""
+        session = self.get(context)
+        return session if session.started else None
+
+
+def _fail(session: _Session, error: BaseException) -> None:
+    """Keep the first error of the session; the SDK's answer to it is whatever the calling hook returns."""
+    if session.error is None:
+        session.error = error
+
+
+class _PreTurn(PreTurnHook):  # type: ignore[misc]  # the SDK is untyped
+    def __init__(self, sessions: _Sessions) -> None:
+        self.sessions = sessions
+
+    async def run(self, context: HookContext, data: ag_types.Content) -> ag_types.HookResult:
+        session = self.sessions.get(context)
+        state = session.state
+        state.goal, session.started = (data if isinstance(data, str) else str(data)), True
+        try:
+            outcome = await adrive(state.registry, state.start())
+            if outcome is None:
+                outcome = await adrive(state.registry, state.turn())
+        except Exception as exc:  # noqa: BLE001 -- a StopRun or a hook's failure: the turn is refused, never run
+            _fail(session, exc)
+            return ag_types.HookResult(allow=False, message=getattr(exc, "reason", None) or f"hookreg: {exc!r}")
+        if outcome is not None:
+            _fail(session, StopRun(outcome.reason))
+            return ag_types.HookResult(allow=False, message=outcome.reason)
+        return ag_types.HookResult(allow=True)
+
+
+class _SessionEnd(OnSessionEndHook):  # type: ignore[misc]  # the SDK is untyped
+    def __init__(self, sessions: _Sessions) -> None:
+        self.sessions = sessions
+
+    async def run(self, context: HookContext, data: None) -> None:
+        session = self.sessions.started(context)
+        if session is None:  # no prompt reached the session: it never started
+            return
+        state = session.state
+        if session.error is None:
+            await adrive(state.registry, state.end(RunOutcome(status="completed", turns=state.turns)))
+        else:
+            await adrive(state.registry, state.end(outcome_for(session.error, state.turns), session.error))
+
+
+def _call(data: ag_types.ToolCall | ag_types.ToolResult) -> ToolCallRequest:
+    args = getattr(data, "args", None)
+    return ToolCallRequest(str(data.id or ""), str(data.name), args if isinstance(args, Mapping) else {})
+
+
+class _Gate(PreToolCallDecideHook):  # type: ignore[misc]  # the SDK is untyped
+    def __init__(self, sessions: _Sessions) -> None:
+        self.sessions = sessions
+
+    async def run(self, context: HookContext, data: ag_types.ToolCall) -> ag_types.HookResult:
+        session = self.sessions.get(context)
+        registry, run = self.sessions.registry, session.state.run
+        # The SDK has checked the tool and its arguments already: only the gate is hookreg's here.
+        flow = gate(registry, run, data.name, str(data.id or ""), data.args, known=(data.name,))
+        try:
+            verdict = await adrive(registry, flow)
+        except Exception as exc:  # noqa: BLE001 -- a StopRun or a hook's failure: the call never runs
+            _fail(session, exc)
+            return ag_types.HookResult(allow=False, message=getattr(exc, "reason", None) or f"hookreg: {exc!r}")
+        if not verdict.allowed:
+            return ag_types.HookResult(allow=False, message=verdict.text)
+        if verdict.rewritten:
+            return ag_types.HookResult(allow=True, modified_args=dict(verdict.call.args))
+        return ag_types.HookResult(allow=True)
+
+
+class _PostTool(PostToolCallHook):  # type: ignore[misc]  # the SDK is untyped
+    def __init__(self, sessions: _Sessions) -> None:
+        self.sessions = sessions
+
+    async def run(self, context: HookContext, data: ag_types.ToolResult) -> None:
+        if data.error:  # a failure: OnToolErrorHook reports it
+            return
+        state = self.sessions.get(context).state
+        await adrive(state.registry, succeeded(state.registry, state.run, _call(data), data.result))
+
+
+class _ToolError(OnToolErrorHook):  # type: ignore[misc]  # the SDK is untyped
+    def __init__(self, sessions: _Sessions) -> None:
+        self.sessions = sessions
+
+    async def run(self, context: HookContext, data: Exception) -> str | None:
+        state = self.sessions.get(context).state
+        message = str(data)
+        call = ToolCallRequest(str(getattr(data, "call_id", None) or ""), str(getattr(data, "tool_name", "") or ""), {})
+        text = await adrive(
+            state.registry, failed(state.registry, state.run, call, ToolFailure(message), message=message)
+        )
+        return None if text == message else text  # None: the SDK's own error text
+
+
+class _PostTurn(PostTurnHook):  # type: ignore[misc]  # the SDK is untyped
+    def __init__(self, sessions: _Sessions) -> None:
+        self.sessions = sessions
+
+    async def run(self, context: HookContext, data: str) -> None:
+        run = self.sessions.get(context).state.run
+        await self.sessions.registry.anotify(P.POST_TURN, PostTurnContext(turn=run.turn, response_text=data, run=run))
+
+
+class _Stop(StopHook):  # type: ignore[misc]  # the SDK is untyped
+    def __init__(self, sessions: _Sessions) -> None:
+        self.sessions = sessions
+
+    async def run(self, context: HookContext, data: ag_types.StopArgs) -> ag_types.StopHookResult:
+        state = self.sessions.get(context).state
+        feedback = await adrive(state.registry, state.stop(data.response_text))
+        if feedback is None:
+            return ag_types.StopHookResult(decision=ag_types.StopDecision.ALLOW_STOP)
+        return ag_types.StopHookResult(decision=ag_types.StopDecision.CONTINUE, reason=feedback)
+
+
+class _Compaction(OnCompactionHook):  # type: ignore[misc]  # the SDK is untyped
+    def __init__(self, sessions: _Sessions) -> None:
+        self.sessions = sessions
+
+    async def run(self, context: HookContext, data: ag_types.Step) -> None:
+        run = self.sessions.get(context).state.run
+        # The SDK reports the summary, not how many messages it replaced.
+        ctx = OnCompactionContext(removed=0, summary_chars=len(str(data.content or "")), run=run)
+        await self.sessions.registry.anotify(P.ON_COMPACTION, ctx)
+
+
+_RUN_LEVEL: tuple[tuple[tuple[HookPoint, ...], type[Any]], ...] = (
+    ((P.ON_SESSION_START, P.USER_PROMPT_SUBMIT, P.PRE_TURN, P.NOTIFICATION, P.ON_INTERACTION), _PreTurn),
+    ((P.POST_TURN,), _PostTurn),
+    ((P.STOP,), _Stop),
+    ((P.ON_COMPACTION,), _Compaction),
+)
+_TOOL_LEVEL: tuple[tuple[tuple[HookPoint, ...], type[Any]], ...] = (
+    ((P.TRANSFORM_TOOL_INPUT, P.PRE_TOOL_CALL_DECIDE, P.PERMISSION_DENIED), _Gate),
+    ((P.TRANSFORM_TOOL_RESULT, P.POST_TOOL_CALL), _PostTool),
+    ((P.POST_TOOL_CALL_FAILURE, P.ON_TOOL_ERROR), _ToolError),
+)
+
+
+def with_hookreg(config: _ConfigT, registry: HookRegistry) -> _ConfigT:
+    """A copy of `config` whose ``hooks`` run `registry`'s hooks: pass it to ``Agent``.
+
+    hookreg's run-level hooks go first and its tool gate last, after every
+    hook of `config` (so the gate judges the call as they edited it). The
+    config is returned unchanged when `registry` has no hooks at any point
+    the SDK reaches.
+
+    Raises:
+        HookTypeError: `registry` is not a `HookRegistry`.
+        HookValueError: hookreg's gate would be added to a config without
+            ``policies``: the SDK counts any ``PreToolCallDecideHook`` as a safety
+            policy, so the gate would silently switch off its "write tools need a
+            safety policy" check.
+    """
+    registry = require_registry(registry, "with_hookreg")
+    sessions = _Sessions(registry)
+
+    def wanted(table: tuple[tuple[tuple[HookPoint, ...], type[Any]], ...]) -> list[Any]:
+        return [cls(sessions) for points, cls in table if any(map(registry.has_hooks, points))]
+
+    first, last = wanted(_RUN_LEVEL), wanted(_TOOL_LEVEL)
+    if not first and not last:
+        return config
+    if any(isinstance(hook, _Gate) for hook in last) and not config.policies:
+        msg = (
+            f"Cannot add hookreg's tool gate to {type(config).__name__}: the SDK treats any "
+            "pre_tool_call_decide hook as a safety policy, so the gate would silently switch off its "
+            '"write tools need a safety policy" check. Set policies=[policy.allow_all()] to let hookreg\'s '
+            "gate judge every call alone, or the SDK policies the calls must also pass."
+        )
+        raise HookValueError(msg)
+    if not any(isinstance(hook, _PreTurn) for hook in first):
+        first.insert(0, _PreTurn(sessions))  # turns and the session start are counted whenever hookreg runs at all
+    hooks = [*first, *config.hooks, *last, _SessionEnd(sessions)]
+    copied: _ConfigT = config.model_copy(update={"hooks": hooks})  # the SDK's copy keeps the class
+    return copied
