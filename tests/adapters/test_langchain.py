@@ -292,6 +292,29 @@ def test_stop_deny_keeps_the_agent_going() -> None:
     assert counts == [0, 1]
 
 
+def test_pre_model_call_shows_the_latest_user_message_as_the_prompt() -> None:
+    """After a stop deny, pre_model_call's prompt is the feedback the model answers, as pre_turn's is."""
+    registry, prompts = HookRegistry(), []
+    registry.stop(lambda ctx: HookResult.deny("check it") if not ctx.continuation_count else HookResult.allow())
+
+    @registry.pre_turn
+    def turn(ctx: PreTurnContext) -> HookResult:
+        prompts.append(("pre_turn", ctx.prompt))
+        return HookResult.allow()
+
+    @registry.pre_model_call
+    def call(ctx: PreModelCallContext) -> None:
+        prompts.append(("pre_model_call", ctx.prompt))
+
+    run_agent(registry, RecordingTool(), [AIMessage(content="first"), AIMessage(content="second")])
+    assert prompts == [
+        ("pre_turn", "echo something"),
+        ("pre_model_call", "echo something"),
+        ("pre_turn", "check it"),
+        ("pre_model_call", "check it"),
+    ]
+
+
 def test_model_turn_finished_repeat_and_feedback() -> None:
     """repeat() drops the answer and asks again; retry_with_feedback keeps it and adds the feedback."""
     actions = iter([TurnAction.repeat(), TurnAction.retry_with_feedback("be brief")])
