@@ -76,6 +76,7 @@ HOOK_COUNTS = (0, 1, 5, 50)
 DECIDE = HookPoint.PRE_TOOL_CALL_DECIDE
 TRANSFORM = HookPoint.TRANSFORM_TOOL_RESULT
 OBSERVE = HookPoint.TEXT_DELTA
+ARGS_POINT = HookPoint.TRANSFORM_TOOL_INPUT
 # DESIGN §9: the ratio to the limit each hook count must stay within.
 TARGETS = {0: 1.5, 1: 1.7, 5: 1.25, 50: 1.1}
 TARGET_STYLES = ("decide", "transform -> None", "observe")
@@ -181,10 +182,40 @@ def _strands_rewrite(event):
     event.value = "rewritten"
 
 
+ARGS = {f"key{i}": i for i in range(8)}  # DESIGN §9: an 8-key argument mapping
+
+
+def _new_args(ctx):
+    """A TRANSFORM_TOOL_INPUT hook replacing the arguments by a new dict."""
+    return dict(ctx.args)
+
+
+def _strands_new_args(event):
+    """The same rewrite as a Strands callback: the event's arguments reassigned."""
+    event.args = dict(event.args)
+
+
+if BaseHookEvent is not None:
+
+    @dataclasses.dataclass
+    class StrandsArgsEvent(BaseHookEvent):
+        """A Strands event holding a tool call's arguments, `args` writable (as BeforeToolCallEvent's fields)."""
+
+        tool_name: str
+        args: dict[str, object]
+
+        def _can_write(self, name: str) -> bool:
+            return name == "args"
+
+
 def strands_registry(fns: list[Callable[[Any], Any]]) -> Any:
+    return strands_registry_of(StrandsEvent, fns)
+
+
+def strands_registry_of(event: type, fns: list[Callable[[Any], Any]]) -> Any:
     registry = StrandsRegistry()
     for fn in fns:
-        registry.add_callback(StrandsEvent, fn)
+        registry.add_callback(event, fn)
     return registry
 
 
@@ -272,6 +303,7 @@ def dispatch_cases() -> list[Case]:
                 strands = strands_registry(copies(strands_hook, count))
                 names = {"strands": strands.invoke_callbacks, "event": StrandsEvent(ctx=ctx)}
                 cases.append(Case((*key, "Strands"), "strands(event)", names))
+    cases += args_chain_cases()
     # has_hooks next to the plain attribute read a harness would otherwise do.
     registry = HookRegistry()
     registry.register(DECIDE, _gate)
@@ -279,6 +311,27 @@ def dispatch_cases() -> list[Case]:
     names = {"registry": registry, "point": DECIDE}
     cases.append(Case(("has_hooks", "hookreg"), "if registry.has_hooks(point): pass", names))
     cases.append(Case(("has_hooks", "attribute"), "if holder.gates: pass", {"holder": holder}))
+    return cases
+
+
+def args_chain_cases() -> list[Case]:
+    """DESIGN §9: a TRANSFORM_TOOL_INPUT chain in which every hook replaces the args, next to Strands.
+
+    Strands' event-mutation chain gets its event built per call, as Strands' loop does.
+    """
+    cases = []
+    args_ctx = PreToolCallDecideContext(tool_name="bash", args=ARGS, call_id="c1")
+    for count in (1, 5, 50):
+        registry = HookRegistry()
+        for fn in copies(_new_args, count):
+            registry.register(ARGS_POINT, fn)
+        names = {"registry": registry, "point": ARGS_POINT, "ctx": args_ctx}
+        cases.append(Case(("transform args", str(count), "hookreg"), "registry.transform(point, ctx)", names))
+        if StrandsRegistry is not None:
+            strands = strands_registry_of(StrandsArgsEvent, copies(_strands_new_args, count))
+            names = {"strands": strands.invoke_callbacks, "event": StrandsArgsEvent, "args": ARGS}
+            stmt = 'strands(event(tool_name="bash", args=args))'
+            cases.append(Case(("transform args", str(count), "Strands"), stmt, names))
     return cases
 
 
@@ -947,6 +1000,21 @@ def dispatch_table(ns: dict[tuple[str, ...], float]) -> list[str]:
     return lines
 
 
+def args_chain_table(ns: dict[tuple[str, ...], float]) -> list[str]:
+    """The TRANSFORM_TOOL_INPUT chain rewriting 8-key args at each hook, next to Strands (DESIGN §9)."""
+    lines = [
+        "`transform_tool_input`, each hook returning a new 8-key dict, ns (Strands: its event built per call):",
+        "",
+        "| hooks | hookreg | Strands | Strands / hookreg |",
+        "|--:|--:|--:|--:|",
+    ]
+    for count in ("1", "5", "50"):
+        ours, theirs = ns[("transform args", count, "hookreg")], ns.get(("transform args", count, "Strands"))
+        shown = "n/a | n/a" if theirs is None else f"{theirs:,.0f} | {theirs / ours:.2f}x"
+        lines.append(f"| {count} | {ours:,.0f} | {shown} |")
+    return lines
+
+
 def checked_observe(ns: dict[tuple[str, ...], float]) -> list[str]:
     """The observe limit that tests each return (`limit_notify_checked`), next to the limit and to hookreg."""
     lines = [
@@ -1007,10 +1075,11 @@ def targets(
             # Counted, the async bound is twice the counted sync ratio.
             row(f"{style}, {count} hooks, async ratio", 2 * ratio, shown, aratio, (counted_async, 2 * counted_sync))
     for count in (1, 5, 50):
-        theirs = ns.get(("transform -> value", str(count), "Strands"))
+        theirs = ns.get(("transform args", str(count), "Strands"))
         if theirs is not None:
-            speedup = theirs / ns[("transform -> value", str(count), "hookreg")]
-            row(f"transform -> value, {count} hooks, faster than Strands", 1, "1x", speedup, at_least=True)
+            speedup = theirs / ns[("transform args", str(count), "hookreg")]
+            target = f"TRANSFORM_TOOL_INPUT rewriting 8-key args, {count} hooks, faster than Strands"
+            row(target, 1, "1x", speedup, at_least=True)
     by_count = None if imported is None else (imported[0] / imported[1], 1.2)
     row("`import hookreg` next to `import pluggy`", 1.2, "1.2x", imports["hookreg"] / imports["pluggy"], by_count)
     return lines
@@ -1115,6 +1184,8 @@ def main() -> None:
         f"`if registry.has_hooks(point):` {has:,.1f} ns; `if harness.gates:` {attr:,.1f} ns ({has / attr:.1f}x).",
         "",
         *checked_observe(ns),
+        "",
+        *args_chain_table(ns),
         "",
         *context_table(ns),
         "",
