@@ -189,6 +189,8 @@ except ImportError as _import_error:  # pragma: no cover - exercised by a test t
 _R = TypeVar("_R")
 _ToolResponse: TypeAlias = "ToolMessage | Command[Any]"
 _Update: TypeAlias = "dict[str, Any] | None"
+# The points that may change a model request: with no hook there, reading the request into a patch is skipped.
+_MODEL_POINTS = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
 _DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
 # The points that need the model's stream: the deltas, and invalid_tool_call (malformed streamed argument text).
 _OBSERVING_POINTS = (*_DELTA_POINTS, HookPoint.INVALID_TOOL_CALL)
@@ -284,11 +286,15 @@ class _Where:
 
     control: object
     namespace: str
-    thread: str
 
     @property
     def key(self) -> tuple[int, str]:
         return id(self.control), self.namespace
+
+    @property
+    def thread(self) -> str:
+        """The step's thread, read only when a run is opened or resumed (every other step finds its run by key)."""
+        return _thread_id()
 
 
 def _where() -> _Where:
@@ -296,12 +302,12 @@ def _where() -> _Where:
     try:
         runtime = get_runtime()
     except RuntimeError:  # not inside a graph run
-        return _Where(object(), "", "")
+        return _Where(object(), "")
     info = runtime.execution_info
     # a step's namespace is its graph's plus its own task: an agent run inside a tool keeps its own runs
     namespace = info.checkpoint_ns.rpartition(_NS_SEP)[0] if info is not None else ""
     control = runtime.control if runtime.control is not None else object()
-    return _Where(control, namespace, _thread_id())
+    return _Where(control, namespace)
 
 
 class _Run:
@@ -711,8 +717,8 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def _open(self, where: _Where, run: RunContext, goal: str = "") -> _Run:
         opened = self._runs[where.key] = _Run(where, RunState(self.registry, run, goal))
-        if where.thread:
-            self._threads[where.thread, where.namespace] = opened
+        if opened.thread:
+            self._threads[opened.thread, where.namespace] = opened
         return opened
 
     def _run(self) -> _Run:
@@ -890,7 +896,8 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             asked = frozenset(_tool_name(t) for t in request.tools)
             if run.passed or run.rewritten:
                 request = yield from self._reported(run, request)
-            request = yield from self._patched(run, request, asked)
+            if any(self.registry.has_hooks(point) for point in _MODEL_POINTS):  # else the request goes as it is
+                request = yield from self._patched(run, request, asked)
             run.offered = frozenset(_tool_name(t) for t in request.tools)
             run.restricted = run.offered if run.offered != asked else None
             run.streamed = {}
