@@ -60,9 +60,11 @@ Where each hook point runs:
   listens, an unknown tool, a tool not offered this turn, arguments that
   are not a JSON object (also malformed JSON, which Strands itself would
   turn into ``{}``: the raw text is taken from the stream) or that fail the
-  tool's input schema go to it and never run as sent (with none listening,
-  or when every one passes on a tool the agent lacks, those are Strands'
-  own to handle, and only a tool a patch took away is refused);
+  tool's input schema go to it; an action a hook returns replaces Strands'
+  handling (with none listening, or when every one passes, the call is
+  Strands' own to run or refuse, its refusal of arguments hookreg found
+  wrong failing with kind ``INVALID_ARGS``, and only a tool a patch took
+  away is refused);
   then ``transform_tool_input``, ``pre_tool_call_decide``, ``notification``
   and ``on_interaction`` for an ``ask``, and ``permission_denied``. A call that does not run is cancelled with the text
   the model reads as its error result.
@@ -122,23 +124,15 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, cast
 
 from hookreg import (
-    FinishReason,
     HookPoint,
     HookRegistry,
     HookTypeError,
     HookValueError,
     InvalidToolCallAction,
-    ModelSelectContext,
-    ModelTurnFinishedContext,
-    PostTurnContext,
-    PreModelCallContext,
-    ReasoningDeltaContext,
     RequestPatch,
     RunContext,
     RunOutcome,
     StopRun,
-    TextDeltaContext,
-    ToolCallDeltaContext,
     ToolCallRequest,
     ToolErrorKind,
 )
@@ -146,6 +140,7 @@ from hookreg import (
     Message as HookMessage,
 )
 from hookreg._lifecycle import (
+    Deltas,
     Dispatch,
     GateResult,
     RunState,
@@ -157,7 +152,6 @@ from hookreg._lifecycle import (
     log,
     missing_framework,
     outcome_for,
-    refused_retry,
     require_registry,
     require_release,
     succeeded,
@@ -199,15 +193,9 @@ except ImportError as _import_error:  # pragma: no cover - exercised by tests th
 __all__ = ["HookregProvider", "ToolErrorResult"]
 
 _COMPLETED = frozenset({"end_turn", "stop_sequence"})
-_FINISH = {
-    "end_turn": FinishReason.STOP,
-    "stop_sequence": FinishReason.STOP,
-    "tool_use": FinishReason.TOOL_CALLS,
-    "max_tokens": FinishReason.LENGTH,
-    "content_filtered": FinishReason.CONTENT_FILTER,
-    "guardrail_intervened": FinishReason.CONTENT_FILTER,
-}
-"""Strands' own stop-reason spellings; any other goes through `FinishReason.from_raw`."""
+_FILTERED = frozenset({"content_filtered", "guardrail_intervened"})
+"""Strands' stop reasons for a refused answer, which `FinishReason.from_raw` does not know (its other
+spellings, ``end_turn``, ``tool_use``, ``max_tokens``..., it maps)."""
 
 _LAST: Final = math.inf
 """The order of a Strands callback that runs after all others (Strands' own ``HookOrder.SDK_LAST`` is 100)."""
@@ -284,6 +272,7 @@ class _Run:
     results: dict[str, str] = field(default_factory=dict)
     judged: dict[str, _Judged] = field(default_factory=dict)  # call id -> the gate's verdict, while it is under way
     refused: set[str] = field(default_factory=set)  # calls the innermost gate refused: no outcome point is theirs
+    bad_args: set[str] = field(default_factory=set)  # calls whose args hookreg's check refused, left to Strands
     error: BaseException | None = None
     retrying: bool = False
     direct: bool = False  # a tool called outside an invocation (``agent.tool.x()``): the run is that one call
@@ -297,10 +286,6 @@ def _text(content: object) -> str:
 
 def _last_user_text(messages: Messages | None) -> str:
     return next((_text(m["content"]) for m in reversed(messages or []) if m["role"] == "user"), "")
-
-
-def _finish(raw: str | None) -> FinishReason | None:
-    return _FINISH.get(raw or "") or FinishReason.from_raw(raw)
 
 
 def _stop_in(error: BaseException) -> StopRun | None:
@@ -317,7 +302,6 @@ def _stop_in(error: BaseException) -> StopRun | None:
 
 _MODEL_POINTS = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
 _GATE_POINTS = (HookPoint.TRANSFORM_TOOL_INPUT, HookPoint.PRE_TOOL_CALL_DECIDE)
-_DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
 _UNSUPPORTED = ("temperature", "max_tokens", "additional_params", "messages")
 _CHOICES = {"auto": "auto", "any": "any", "required": "any"}
 
@@ -623,69 +607,49 @@ class HookregProvider:
 
     async def _patched(self, context: InvokeModelContext, run: _Run) -> InvokeModelContext:
         """The model call with the ``pre_model_call`` patch applied and the ``model_select`` pick swapped in."""
-        ctx = run.state.run
         base = RequestPatch(active_tools=frozenset(spec["name"] for spec in context.tool_specs))
-        pre = PreModelCallContext(
-            prompt=_last_user_text(context.messages),
-            history=_history(context.messages),
-            turn=ctx.turn,
-            patch=base,
-            run=ctx,
-        )
-        patch = await self.registry.atransform(HookPoint.PRE_MODEL_CALL, pre)
+        default = self._default_model(context.model)
+        flow = run.state.model_call(base, default, lambda: _history(context.messages))
+        patch, pick = await adrive(self.registry, flow)
+        run.model = pick
         unsupported = [name for name in _UNSUPPORTED if getattr(patch, name) is not None]
         if unsupported:
             log("warning", "patch_field_unsupported", framework="strands", fields=unsupported)
-        model = context.model
-        if self.registry.has_hooks(HookPoint.MODEL_SELECT):
-            model = await self._select(model, patch, run)
+        model = context.model if pick == default else self._model_named(pick)
         specs, choice = _tools(context, patch)
         return context.replace(
             system_prompt=_system(context.system_prompt, patch), tool_specs=specs, tool_choice=choice, model=model
         )
 
-    async def _select(self, model: Model, patch: RequestPatch, run: _Run) -> Model:
-        """The model a ``model_select`` hook picked for this call (`model` when it keeps the default)."""
-        default = run.model = self._default_model(model)
-        select = ModelSelectContext(default_model=default, selected_model=default, patch=patch, run=run.state.run)
-        pick = await self.registry.atransform(HookPoint.MODEL_SELECT, select)
-        if pick == default:
-            return model
-        if pick not in self.models:
+    def _model_named(self, name: str) -> Model:
+        """The model of ``models`` a ``model_select`` hook picked by `name`."""
+        if name not in self.models:
             msg = (
-                f"Cannot call model {pick!r} picked by a model_select hook: HookregProvider has no model of "
+                f"Cannot call model {name!r} picked by a model_select hook: HookregProvider has no model of "
                 f"that name (it has {sorted(self.models)}). Pass it as HookregProvider(registry, "
-                f"models={{{pick!r}: model}}), or return one of those names."
+                f"models={{{name!r}: model}}), or return one of those names."
             )
             raise HookValueError(msg, point=HookPoint.MODEL_SELECT)
-        run.model = pick
-        return self.models[pick]
+        return self.models[name]
 
-    async def _observe(self, chunk: Mapping[str, Any], deltas: dict[str, str], run: _Run) -> None:
-        """Fire the delta point for one raw model chunk; note a tool call's raw argument text."""
-        ctx = run.state.run
+    async def _observe(self, chunk: Mapping[str, Any], deltas: Deltas, call: dict[str, str], run: _Run) -> None:
+        """Fire the delta point for one raw model chunk; note the raw argument text of the `call` under way."""
         start = chunk.get("contentBlockStart", {}).get("start", {}).get("toolUse")
         if start is not None:
-            deltas["call_id"], deltas["tool"], deltas["args"] = str(start["toolUseId"]), start["name"], ""
+            call.update(call_id=str(start["toolUseId"]), tool=start["name"], args="")
         delta = chunk.get("contentBlockDelta", {}).get("delta", {})
         if "text" in delta:
-            deltas["text"] = deltas.get("text", "") + delta["text"]
-            text = TextDeltaContext(delta=delta["text"], aggregated=deltas["text"], run=ctx)
-            await self.registry.anotify(HookPoint.TEXT_DELTA, text)
+            await adrive(self.registry, deltas.text(delta["text"]))
         reasoning = delta.get("reasoningContent", {}).get("text")
         if reasoning is not None:
-            deltas["reasoning"] = deltas.get("reasoning", "") + reasoning
-            thought = ReasoningDeltaContext(delta=reasoning, aggregated=deltas["reasoning"], run=ctx)
-            await self.registry.anotify(HookPoint.REASONING_DELTA, thought)
+            await adrive(self.registry, deltas.reasoning(reasoning))
         piece = delta.get("toolUse", {}).get("input")
-        if piece is not None and "call_id" in deltas:
-            deltas["args"] += piece
-            call = ToolCallDeltaContext(call_id=deltas["call_id"], tool_name=deltas["tool"], delta=piece, run=ctx)
-            await self.registry.anotify(HookPoint.TOOL_CALL_DELTA, call)
-        if "contentBlockStop" in chunk and "call_id" in deltas:
-            raw = deltas.pop("args")
-            call_id = deltas.pop("call_id")
-            deltas.pop("tool")
+        if piece is not None and "call_id" in call:
+            call["args"] += piece
+            await adrive(self.registry, deltas.tool_call(call["call_id"], call["tool"], piece))
+        if "contentBlockStop" in chunk and "call_id" in call:
+            raw, call_id = call.pop("args"), call.pop("call_id")
+            call.pop("tool")
             if raw.strip():
                 try:
                     json.loads(raw)
@@ -711,11 +675,11 @@ class HookregProvider:
             context = await self._patched(context, run)
         run.offered = frozenset(spec["name"] for spec in context.tool_specs)
         run.restricted = run.offered if run.offered != frozenset(run.specs) else None
-        deltas: dict[str, str] = {}
+        deltas, call = run.state.deltas(), dict[str, str]()
         async for event in next_fn(context):
             chunk = event.get("event")  # documented stream event "event": the model's raw chunk (a StreamEvent)
             if isinstance(chunk, Mapping):
-                await self._observe(chunk, deltas, run)
+                await self._observe(chunk, deltas, call, run)
             yield event
 
     async def invocation(
@@ -778,35 +742,29 @@ class HookregProvider:
         if event.stop_response is None or run.state.ended:
             return
         message: Message = event.stop_response.message
-        text, ctx = _text(message["content"]), run.state.run
-        if self.registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):
-            calls = _tool_use(message)
-            usage = cast("Mapping[str, object]", message.get("metadata", {}).get("usage", {}))
-            raw = event.stop_response.stop_reason
+        raw, text = event.stop_response.stop_reason, _text(message["content"])
+        calls = _tool_use(message)
+        usage = cast("Mapping[str, object]", message.get("metadata", {}).get("usage", {}))
+        model = message_id = None
+        if self.registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):  # asking a model its name, minting an id: for a hook
             if not message.get("tracking_id"):  # Strands keeps a caller's UUID v4 as the message's id
                 message["tracking_id"] = str(uuid.uuid4())
-            finished = ModelTurnFinishedContext(
-                turn=ctx.turn,
-                text=text,
-                tool_calls=calls,
-                finish_reason=_finish(raw),
-                raw_finish_reason=raw,
-                max_tokens=None,
-                usage={k: v for k, v in usage.items() if isinstance(v, int)},
-                message_id=message.get("tracking_id"),
-                model=run.model or self._default_model(run.called),
-                run=ctx,
-            )
-            action = await self.registry.adecide(HookPoint.MODEL_TURN_FINISHED, finished)
-            if action.kind != "continue":
-                if calls:
-                    raise refused_retry(ctx.turn, action.decided_by, [c.tool_name for c in calls])
-                if action.kind == "feedback":
-                    feedback: Message = {"role": "user", "content": [{"text": action.feedback or ""}]}
-                    await _append(event.agent, {"role": "assistant", "content": message["content"]}, feedback)
-                event.retry = run.retrying = True
-                return
-        await self.registry.anotify(HookPoint.POST_TURN, PostTurnContext(turn=ctx.turn, response_text=text, run=ctx))
+            message_id, model = message.get("tracking_id"), run.model or self._default_model(run.called)
+        answered = run.state.answered(
+            text,
+            calls,
+            raw_finish_reason=raw,
+            normalised="content_filter" if raw in _FILTERED else None,
+            usage={key: value for key, value in usage.items() if isinstance(value, int)},
+            message_id=message_id,
+            model=model,
+        )
+        action = await adrive(self.registry, answered)
+        if action.kind == "feedback":
+            feedback: Message = {"role": "user", "content": [{"text": action.feedback or ""}]}
+            await _append(event.agent, {"role": "assistant", "content": message["content"]}, feedback)
+        if action.kind != "continue":
+            event.retry = run.retrying = True
 
     def _judging(self) -> bool:
         """Whether any hook judges a call's arguments (with none, nothing is recorded, copied or judged again)."""
@@ -823,9 +781,10 @@ class HookregProvider:
         edit, an interrupt answer) is judged again.
 
         hookreg's own checks (unknown tool, malformed input, schema) run only
-        when an ``invalid_tool_call`` hook listens; otherwise the call is
-        Strands' to look up and validate (a tool middleware may serve a name
-        the agent lacks), and only a tool a hookreg patch took away is refused.
+        when an ``invalid_tool_call`` hook listens, and decide only when one
+        returns an action; otherwise the call is Strands' to look up and
+        validate (a tool middleware may serve a name the agent lacks), and
+        only a tool a hookreg patch took away is refused.
         """
         call_id, name = str(use["toolUseId"]), use["name"]
         earlier = run.judged.get(call_id)
@@ -848,10 +807,13 @@ class HookregProvider:
                 offered=run.offered,
                 validate=lambda tool_name, tool_args: _schema_error(specs.get(tool_name), tool_args),
             )
-            # a call to a tool the agent lacks is Strands' own to handle (a tool middleware may serve it, else Strands
-            # reports it unknown) when every invalid_tool_call hook passes; other invalid calls never run as sent
-            strands_own = name not in names and run.restricted is None
-            verdict = await (_unless_every_hook_passes if strands_own else adrive)(self.registry, steps)
+            # when every invalid_tool_call hook passes, an invalid call is Strands' own to handle (a tool middleware
+            # may serve a name the agent lacks; Strands runs or refuses arguments its own way) unless it calls a
+            # user tool a hookreg patch took away, which never runs
+            hookreg_refused = run.restricted is not None and name not in run.restricted
+            verdict = await (adrive if hookreg_refused else _unless_every_hook_passes)(self.registry, steps)
+            if verdict is None and name in names and (run.offered is None or name in run.offered):
+                run.bad_args.add(call_id)  # the tool exists and was offered: the problem was its arguments
         if verdict is None:
             # Strands looks the tool up and validates its args its own way (a tool middleware may serve a name the
             # agent lacks); only a user tool a hookreg patch took away never runs
@@ -930,9 +892,11 @@ class HookregProvider:
         if isinstance(event.selected_tool, StructuredOutputTool):
             return
         run, use = self._answered(event), event.tool_use
+        call_id = str(use["toolUseId"])
+        bad_args = call_id in run.bad_args
+        run.bad_args.discard(call_id)
         if event.cancel_message is not None:
             return
-        call_id = str(use["toolUseId"])
         judged = run.judged.pop(call_id, None)  # the call is answered: a retry is judged anew
         if call_id in run.refused:
             run.refused.discard(call_id)  # the innermost gate refused it: permission_denied was its outcome
@@ -945,7 +909,11 @@ class HookregProvider:
         ms = (event.duration or 0.0) * 1000
         if event.exception is not None or event.result.get("status") == "error":
             error = event.exception or ToolErrorResult(text)
-            kind = ToolErrorKind.NOT_FOUND if event.selected_tool is None else None  # Strands has no such tool
+            kind = None
+            if bad_args:  # Strands refused arguments hookreg's schema check had found wrong
+                kind = ToolErrorKind.INVALID_ARGS
+            elif event.selected_tool is None:  # Strands has no such tool
+                kind = ToolErrorKind.NOT_FOUND
             steps = failed(self.registry, run.state.run, call, error, kind=kind, message=text, duration_ms=ms)
         else:
             steps = succeeded(self.registry, run.state.run, call, text, presentation=text, duration_ms=ms)

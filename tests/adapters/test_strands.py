@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import pytest
 from pydantic import BaseModel
-from strands import Agent
+from strands import Agent, tool
 from strands.hooks import MessageAddedEvent
 from strands.models import Model
 from strands.tools.executors import SequentialToolExecutor
@@ -165,6 +165,30 @@ def echo_tool(tool: Callable[..., str], name: str = TOOL_NAME) -> PythonAgentToo
         return {"toolUseId": tool_use["toolUseId"], "status": "success", "content": [{"text": text}]}
 
     return PythonAgentTool(name, {**ECHO_SPEC, "name": name}, run)
+
+
+def decorated_echo_tool(recorded: Callable[..., str], name: str = TOOL_NAME) -> Any:
+    """Echo as a Strands ``@tool`` named `name`, calling `recorded` with the arguments the model sent.
+
+    Strands validates a decorated tool's input itself (a call that fails its
+    schema gets Strands' own error result and never runs), as it does for
+    the tools its users write. A `ReportedError` becomes an error result.
+    """
+
+    def run(text: str, prefix: str = "", suffix: str = "") -> Any:
+        """Echo text between a prefix and a suffix.
+
+        Args:
+            text: The text to echo.
+            prefix: Prepended to the text.
+            suffix: Appended to the text.
+        """
+        try:
+            return recorded(text=text, prefix=prefix, suffix=suffix)
+        except ReportedError as error:
+            return {"status": "error", "content": [{"text": str(error)}]}
+
+    return tool(name=name)(run)
 
 
 def run_agent(
@@ -531,8 +555,9 @@ def test_non_object_tool_input_is_an_invalid_call_not_a_gated_empty_one(raw: obj
         return HookResult.allow()
 
     @registry.invalid_tool_call
-    def note(ctx: InvalidToolCallContext) -> None:
+    def note(ctx: InvalidToolCallContext) -> InvalidToolCallAction:
         invalid.append(ctx)
+        return InvalidToolCallAction.fail()  # an answer: hookreg's handling replaces Strands'
 
     model, _ = run_agent(registry, tool, [(TOOL_NAME, raw), "done"])
     assert tool.calls == []
@@ -577,7 +602,9 @@ class StrandsWiring:
 
     async def run(self, answers: tuple[Answer, ...], *, prompt: str, streamed: bool) -> RunReport:
         """Run a fresh agent sharing the provider, the scripted model playing `answers`."""
-        tools: list[Any] = [echo_tool(tool, name) for name, tool in self.tools.items()]
+        # Strands' usual tools, which validate their input: when every invalid_tool_call hook passes, bad
+        # arguments are Strands' own to refuse (DESIGN §8), so the kit's "never run" holds through Strands
+        tools: list[Any] = [decorated_echo_tool(recorded, name) for name, recorded in self.tools.items()]
         agent = Agent(model=ScriptedModel(answers), tools=tools, hooks=[self.provider], callback_handler=None)
         try:
             output = await play(agent, prompt, streamed=streamed)
@@ -634,7 +661,12 @@ def test_an_interaction_answer_denying_without_a_reason_never_runs_the_tool() ->
 def test_malformed_tool_input_is_an_invalid_call_with_the_raw_text() -> None:
     """Malformed JSON input (Strands would hand the tool {}) reaches invalid_tool_call as raw text; no tool runs."""
     registry, tool, invalid = HookRegistry(), RecordingTool(), list[InvalidToolCallContext]()
-    registry.invalid_tool_call(invalid.append)
+
+    @registry.invalid_tool_call
+    def note(ctx: InvalidToolCallContext) -> InvalidToolCallAction:
+        invalid.append(ctx)
+        return InvalidToolCallAction.fail()  # an answer: hookreg's handling replaces Strands'
+
     model = ScriptedModel([Answer(calls=(Call('{"text": "hi'),)), "done"])
     agent_for(registry, model, tool)("hi")
     assert tool.calls == []

@@ -47,19 +47,7 @@ SUBSET = [
     "tests/strands/interventions/test_handler.py",
 ]
 PYTEST_ARGS: list[str] = ["--ignore=tests/strands/agent/test_a2a_agent.py", "--ignore=tests/strands/multiagent/a2a"]
-KNOWN: dict[str, str] = {
-    "tests/strands/agent/test_agent.py::test_baggage_attributes_nested_agent_override_and_restore": (
-        "the hooked mode listens at invalid_tool_call, so hookreg's schema check applies (DESIGN §8: an invalid call "
-        "never runs as sent): the test calls an agent-as-tool with {'user_message': ...}, which Strands runs though "
-        "the tool's schema requires 'input'; hookreg reports it to invalid_tool_call and it fails INVALID_ARGS"
-    ),
-    "tests/strands/background_tasks/test_background_tasks.py::test_runs_rejected_selection_in_the_foreground"
-    "[work-tool_input0-'_background_execution' must be a boolean]": (
-        "the same: with an invalid_tool_call hook listening, hookreg's schema check refuses "
-        "{'_background_execution': 'yes'} (the schema says boolean) before Strands' own check, so the model reads "
-        "hookreg's INVALID_ARGS text instead of Strands' message"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 
 def inject(registry: HookRegistry) -> None:
