@@ -301,12 +301,62 @@ def claude_agent_sdk(registry: HookRegistry | None) -> Run:
     return run
 
 
+def google_adk(registry: HookRegistry | None) -> Run:
+    """Google ADK: a scripted `BaseLlm` calls the tool once, then answers; an `InMemoryRunner` runs the app."""
+    import logging
+    from collections.abc import AsyncGenerator
+
+    from google.adk.agents import LlmAgent
+    from google.adk.apps import App
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_request import LlmRequest
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.plugins.base_plugin import BasePlugin
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from hookreg.adapters.google_adk import HookregPlugin
+
+    logging.getLogger("google_adk").setLevel(logging.ERROR)  # the scripted model reports no token usage
+
+    class OneCall(BaseLlm):
+        model: str = "one-call"
+
+        async def generate_content_async(
+            self, llm_request: LlmRequest, stream: bool = False
+        ) -> AsyncGenerator[LlmResponse, None]:
+            del stream
+            if any(part.function_response for part in llm_request.contents[-1].parts or ()):
+                yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="done")]))
+            else:
+                call = types.FunctionCall(name="shell", args={"command": "ls"}, id="c1")
+                yield LlmResponse(content=types.Content(role="model", parts=[types.Part(function_call=call)]))
+
+    plugins: list[BasePlugin] = [] if registry is None else [HookregPlugin(registry)]
+    agent = LlmAgent(name="ops", model=OneCall(), tools=[shell])
+    runner = InMemoryRunner(app=App(name="bench", root_agent=agent, plugins=plugins))
+    message = types.Content(role="user", parts=[types.Part(text="list")])
+
+    async def run() -> object:
+        session = await runner.session_service.create_session(app_name="bench", user_id="u")
+        texts = [
+            part.text
+            async for event in runner.run_async(user_id="u", session_id=session.id, new_message=message)
+            for part in (event.content.parts or () if event.content else ())
+            if part.text
+        ]
+        return texts[-1]
+
+    return run
+
+
 FRAMEWORKS: dict[str, Callable[[HookRegistry | None], Run]] = {
     "pydantic-ai": pydantic_ai,
     "openai-agents": openai_agents,
     "strands": strands,
     "langchain": langchain,
     "claude-agent-sdk": claude_agent_sdk,
+    "google-adk": google_adk,
 }
 
 
