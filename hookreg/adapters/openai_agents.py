@@ -145,6 +145,7 @@ try:
         RunResultStreaming,
         StreamEvent,
         Tool,
+        ToolApprovalItem,
         ToolErrorFormatterArgs,
         ToolTimeoutError,
         Usage,
@@ -153,6 +154,7 @@ try:
     from agents.lifecycle import RunHooksBase
     from agents.models import get_default_model, get_default_model_settings
     from agents.run_config import CallModelData, ModelInputData
+    from agents.run_state import RunState as SavedRun
     from agents.tool_context import ToolContext
     from openai.types.responses import (
         ResponseFunctionCallArgumentsDeltaEvent,
@@ -295,16 +297,16 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
     # The SDK enforces timeout_seconds by cancelling the invoker, which would leave the hooks no failure to see:
     # the guarded copy enforces it inside instead, as a failure with kind TIMEOUT.
     limit, guarded.timeout_seconds = tool.timeout_seconds, None
-    # Verdicts given before the SDK's approval, by call id, for the invoker once the call is approved. Kept by the
-    # tool, not the run: the SDK resumes an approved call in a copy of the run's context. Taken on use; a verdict
-    # is reused only for the very arguments it judged.
-    judged: dict[str, tuple[object, GateResult]] = {}
+    # Verdicts given before the SDK's approval, for the invoker once the call is approved: kept per run (a resumed
+    # run is the run it resumes, see _live) and turn, by call id; taken on use, and reused only for the very
+    # arguments they judged. Another run, or a later turn, repeating the call id and arguments is gated afresh.
+    judged: _Verdicts = {}
 
     async def call_tool(ctx: ToolContext[Any], input_json: str) -> Any:
-        run = _RUNS.get(id(ctx.usage))
+        run = _live(ctx.usage)
         context = run.state.run if run else RunContext()
         try:
-            verdict = await _verdict(registry, tool.name, run, ctx.tool_call_id, input_json, judged=judged)
+            verdict = await _verdict(registry, tool.name, run, ctx, input_json, judged=judged.get(id(_scope(run, ctx))))
             if not verdict.allowed:
                 return verdict.text
             call = verdict.call
@@ -351,6 +353,23 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
 _GUARDS: weakref.WeakKeyDictionary[Callable[..., Any], HookRegistry] = weakref.WeakKeyDictionary()
 """The registry of each guarded tool, by its invoker (a `FunctionTool` is an unhashable dataclass)."""
 
+_Verdicts = dict[int, dict[str, tuple[int, object, GateResult]]]
+"""A guarded tool's verdicts given before approval: by ``id`` of their `_scope`, by call id, with turn and arguments."""
+
+
+def _scope(run: _Run | None, context: RunContextWrapper[Any]) -> _Run | Usage:
+    """What a verdict is kept for: its run, or the SDK run's `Usage` (which all its contexts share) when detached."""
+    return context.usage if run is None else run
+
+
+def _kept(judged: _Verdicts, scope: _Run | Usage) -> dict[str, tuple[int, object, GateResult]]:
+    """The verdicts `judged` keeps for `scope`, for as long as it lives (a `Usage` is unhashable: kept by id)."""
+    key = id(scope)
+    if key not in judged:
+        judged[key] = {}
+        weakref.finalize(scope, judged.pop, key, None)
+    return judged[key]
+
 
 async def _judge(registry: HookRegistry, name: str, run: _Run | None, call_id: str, arguments: object) -> GateResult:
     """The gate's verdict on one call to the function tool `name`, in `run` (a detached one without run hooks)."""
@@ -363,39 +382,46 @@ async def _verdict(  # noqa: PLR0913 -- the hooks, the call, and the verdicts al
     registry: HookRegistry,
     name: str,
     run: _Run | None,
-    call_id: str,
+    ctx: ToolContext[Any],
     input_json: str,
     *,
-    judged: dict[str, tuple[object, GateResult]],
+    judged: dict[str, tuple[int, object, GateResult]] | None,
 ) -> GateResult:
     """The verdict a guarded tool's invoker acts on: one already given for this call, else the gate's now.
 
     Already given: by `_Run.unknown_tool` to a repaired call, or by `_gate_first`
-    before the SDK's approval — the latter only for the very arguments it judged.
+    before the SDK's approval (`judged`: this run's) — the latter only in the
+    same turn and for the very arguments it judged.
     """
+    call_id = ctx.tool_call_id
     gated = _GATED.get()
     if gated is not None and not gated.taken and gated.verdict.call.call_id == call_id:
         gated.taken = True
         return gated.verdict
     arguments = _model_arguments(input_json)
-    earlier = judged.pop(call_id, None)
-    if earlier is not None and earlier[0] == arguments:
-        return earlier[1]
+    earlier = None if judged is None else judged.pop(call_id, None)
+    if earlier is not None and earlier[:2] == (_turn(run), arguments):
+        return earlier[2]
     return await _judge(registry, name, run, call_id, arguments)
 
 
+def _turn(run: _Run | None) -> int:
+    """The current turn of `run` (``0`` for a detached call)."""
+    return 0 if run is None else run.state.turns
+
+
 def _gate_first(
-    registry: HookRegistry, name: str, judged: dict[str, tuple[object, GateResult]], sdk_approval: _Approval
+    registry: HookRegistry, name: str, judged: _Verdicts, sdk_approval: _Approval
 ) -> Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]]:
     """The ``needs_approval`` of a guarded tool: the gate judges first, the SDK's rule asks only about what it allowed.
 
-    The verdict is kept in `judged` for the invoker, so a call is gated once;
+    The verdict is kept in `judged`, for this run and turn, for the invoker, so a call is gated once;
     a denied call needs no approval (the invoker tells the model why), so it
     is never shown to a human.
     """
 
     async def needs_approval(context: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
-        run = _RUNS.get(id(context.usage))
+        run = _live(context.usage)
         try:
             verdict = await _judge(registry, name, run, call_id, params)
         except Exception as exc:
@@ -405,7 +431,7 @@ def _gate_first(
             # type passes through everywhere (the entry points hand the caller the StopRun behind it).
             msg = f"Cannot decide whether {name!r} call {call_id!r} needs approval: a hook raised {exc!r}."
             raise UserError(msg) from exc
-        judged[call_id] = (params, verdict)
+        _kept(judged, _scope(run, context))[call_id] = (_turn(run), params, verdict)
         if not verdict.allowed:
             return False
         return await sdk_approval(context, json.dumps(dict(verdict.call.args)), call_id)
@@ -606,16 +632,49 @@ _RUNS: dict[int, _Run] = {}
 """Live runs by ``id(usage)``: every hook and tool context of one SDK run shares its `Usage` object."""
 
 
+def _track(usage: Usage, run: _Run) -> None:
+    """Make `run` the run of every context sharing `usage`, for as long as `usage` lives."""
+    key = id(usage)
+    _RUNS[key] = run
+    weakref.finalize(usage, _RUNS.pop, key, None)
+
+
+def _live(usage: Usage) -> _Run | None:
+    """The run `usage` belongs to; on first sight in an entry point resuming a paused run, that very run.
+
+    The SDK resumes a run state with a copy of its `Usage` (in memory and
+    from JSON), so the resumed run is found through the entry point
+    (`HookregRunHooks.run` given a `RunState`), not by its usage.
+    """
+    run = _RUNS.get(id(usage))
+    entry = _ENTRY.get()
+    if run is None and entry is not None and entry.resumes is not None:
+        run, entry.resumes = entry.resumes, None
+        entry.run = run
+        _track(usage, run)
+    return run
+
+
+_Pending = frozenset[tuple[str, str, str | None]]
+"""A paused run's pending approvals: the tool name, call id and arguments of each."""
+
+
+def _pending(interruptions: Iterable[ToolApprovalItem]) -> _Pending:
+    """The key a paused run is kept by until it resumes: what its run state carries, also through JSON."""
+    return frozenset((item.tool_name or "", item.call_id or "", item.arguments) for item in interruptions)
+
+
 class _Entry:
     """What an entry point (`HookregRunHooks.run`) learns about the run it started."""
 
-    __slots__ = ("config", "hooks", "provider", "run")
+    __slots__ = ("config", "hooks", "provider", "resumes", "run")
 
     def __init__(
         self, hooks: HookregRunHooks, config: RunConfig | Mapping[str, Any] | None, provider: ModelProvider | None
     ) -> None:
         self.hooks = hooks
         self.run: _Run | None = None
+        self.resumes: _Run | None = None  # the paused run this entry point resumes, until the SDK's run shows up
         self.config = config
         self.provider = provider
 
@@ -970,7 +1029,7 @@ class HookregRunHooks(RunHooks[Any]):
         Returns:
             The SDK's `RunResult`.
         """
-        entry = self._entry(run_config)
+        entry = _resuming(self._entry(run_config), input)
         token = _ENTRY.set(entry)
         try:
             config = cast("RunConfig", entry.config)  # the SDK takes None and dicts too
@@ -1007,7 +1066,7 @@ class HookregRunHooks(RunHooks[Any]):
         Returns:
             The SDK's `RunResultStreaming`; `stream_events` ends the session on every path.
         """
-        entry = self._entry(run_config)
+        entry = _resuming(self._entry(run_config), input)
         token = _ENTRY.set(entry)  # the run's task copies the context now
         try:
             config = cast("RunConfig", entry.config)  # the SDK takes None and dicts too
@@ -1153,7 +1212,7 @@ class HookregRunHooks(RunHooks[Any]):
             return await text if inspect.isawaitable(text) else text
 
         async def format_tool_error(args: ToolErrorFormatterArgs[Any]) -> str | None:
-            run = _RUNS.get(id(args.run_context.usage))
+            run = _live(args.run_context.usage)
             if args.kind == "tool_not_found" and run is not None and run.hooks is self and judges_unknown_calls():
 
                 async def sdk_text() -> str:
@@ -1185,15 +1244,13 @@ class HookregRunHooks(RunHooks[Any]):
         new run on the same SDK context (a resumed run state): it gets a fresh
         state, turns counted from 1 again.
         """
-        key = id(usage)
-        run = _RUNS.get(key)
+        run = _live(usage)
         if run is None or (starting and run.state.ended):
             run = _Run(self, RunState(self.registry, RunContext(), _first_user_text(goal)))
             entry = _ENTRY.get()
             if entry is not None and entry.hooks is self and entry.run is None:
                 entry.run = run
-            _RUNS[key] = run
-            weakref.finalize(usage, _RUNS.pop, key, None)
+            _track(usage, run)
         return run
 
     async def on_agent_start(self, context: AgentHookContext[Any], agent: Agent[Any]) -> None:
@@ -1360,15 +1417,47 @@ async def _ended(entry: _Entry, error: BaseException) -> BaseException:
     return error
 
 
+_PAUSED: weakref.WeakKeyDictionary[HookregRunHooks, dict[_Pending, _Run | None]] = weakref.WeakKeyDictionary()
+"""Runs paused on approvals, per hooks object, by their pending approvals, until an entry point resumes them.
+
+``None`` marks pending approvals two runs paused on: neither is resumed as
+itself (each resume starts a new session and gates its calls again).
+"""
+
+
 async def _settle(entry: _Entry, result: RunResult | RunResultStreaming) -> None:
-    """End the session of a run that returned: ``completed``, or ``cancelled`` when it has no final output."""
+    """End the session of a run that returned: ``completed``, ``cancelled`` with no final output; or keep it paused.
+
+    A run paused on approvals stays open, kept by them, for the entry point
+    that resumes its state (`_resuming`).
+    """
     run = entry.run
     if run is None or run.state.ended:
         return
-    if result.final_output is None and not result.interruptions:
+    if result.interruptions:
+        paused = _PAUSED.setdefault(entry.hooks, {})
+        key = _pending(result.interruptions)
+        if key not in paused:
+            paused[key] = run
+            return
+        other, paused[key] = paused[key], None
+        if other is not None:
+            await other.end(RunOutcome(status="completed", turns=other.state.turns))
+        await run.end(RunOutcome(status="completed", turns=run.state.turns))
+    elif result.final_output is None:
         await run.end(RunOutcome(status="cancelled", reason="the run was cancelled", turns=run.state.turns))
     else:
         await run.end(RunOutcome(status="completed", turns=run.state.turns))
+
+
+def _resuming(entry: _Entry, given: object) -> _Entry:
+    """`entry`, resuming the paused run whose approvals the run state `given` carries (none for other input)."""
+    if isinstance(given, SavedRun):
+        paused = _PAUSED.get(entry.hooks, {})
+        key = _pending(given.get_interruptions())
+        if paused.get(key) is not None:
+            entry.resumes = paused.pop(key)
+    return entry
 
 
 def _run_config(base: object) -> RunConfig:

@@ -14,6 +14,7 @@ from agents import (
     RunConfig,
     RunContextWrapper,
     RunResult,
+    RunState,
     Tool,
     function_tool,
     set_tracing_disabled,
@@ -209,7 +210,9 @@ def test_an_earlier_verdict_is_reused_only_for_the_arguments_it_judged() -> None
 
     async def call(call_id: str, judged: dict[str, object], sent: str) -> object:
         assert await needs_approval(context, judged, call_id) is True
-        tool_context = ToolContext(context=None, tool_name="shell", tool_call_id=call_id, tool_arguments=sent)
+        tool_context = ToolContext(  # the same run: the usage every context of one SDK run shares
+            context=None, usage=context.usage, tool_name="shell", tool_call_id=call_id, tool_arguments=sent
+        )
         return await guarded.on_invoke_tool(tool_context, sent)
 
     assert asyncio.run(call("c1", {"command": "ls", "lines": 1}, '{"command": "ls", "lines": 1}')) == "ran ls"
@@ -251,3 +254,119 @@ def test_a_dict_run_config_is_taken_as_the_sdk_takes_it() -> None:
     assert asyncio.run(hooks.run(agent, "go", run_config={"model": model})).final_output == "from the config's model"
     with pytest.raises(HookTypeError, match="Cannot build hookreg's run config from 3: it is neither a RunConfig"):
         hooks.run_config(3)  # type: ignore[arg-type]  # the mistake under test
+
+
+def toggling_gate(registry: HookRegistry) -> list[str]:
+    """A pre_tool_call_decide hook that allows its first call and denies every later one; returns its log."""
+    gated: list[str] = []
+
+    @registry.pre_tool_call_decide
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(ctx.call_id)
+        return HookResult.allow() if len(gated) == 1 else HookResult.deny("not again")
+
+    return gated
+
+
+def test_a_verdict_is_never_reused_by_another_run() -> None:
+    """A verdict given before approval in one run never lets another run's call with the same id and arguments pass."""
+    registry = HookRegistry()
+    gated = toggling_gate(registry)
+    shell = Shell(always=True)
+    (guarded,) = guard_tools([shell.tool], registry)
+    assert isinstance(guarded, FunctionTool)
+    needs_approval = guarded.needs_approval
+    assert callable(needs_approval)
+    sent = '{"command": "ls", "lines": 1}'
+
+    async def two_runs() -> object:
+        first = RunContextWrapper(context=None)  # a run held for approval, then abandoned
+        assert await needs_approval(first, {"command": "ls", "lines": 1}, "c1") is True
+        other = ToolContext(context=None, tool_name="shell", tool_call_id="c1", tool_arguments=sent)  # another run
+        return await guarded.on_invoke_tool(other, sent)
+
+    assert asyncio.run(two_runs()) == "not again"
+    assert gated == ["c1", "c1"]
+    assert shell.ran == []
+
+
+def test_a_verdict_is_never_reused_by_a_later_run_of_the_same_hooks() -> None:
+    """A run paused on an approval and abandoned leaves no verdict a later run reusing its call ids could take."""
+    registry = HookRegistry()
+    gated = toggling_gate(registry)
+    shell = Shell(always=True)
+    agent = Agent(name="ops", model=calling({"command": "ls", "lines": 1}), tools=guard_tools([shell.tool], registry))
+    hooks = hookreg_run_hooks(registry)
+    paused = asyncio.run(hooks.run(agent, "go"))
+    assert [item.tool_name for item in paused.interruptions] == ["shell"]
+    # A second run with the same call id and arguments, which the app pre-approves for good.
+    later = Agent(name="ops", model=calling({"command": "ls", "lines": 1}), tools=agent.tools)
+    context: RunContextWrapper[Any] = RunContextWrapper(context=None)
+    context.approve_tool(paused.interruptions[0], always_approve=True)
+    result = asyncio.run(hooks.run(later, "go", context=context))
+    assert tool_output(result) == "not again"
+    assert gated == ["c1", "c1"]
+    assert shell.ran == []
+
+
+def allowing_gate(registry: HookRegistry) -> list[str]:
+    """A pre_tool_call_decide hook that allows every call; returns the call ids it judged."""
+    gated: list[str] = []
+
+    @registry.pre_tool_call_decide
+    def gate(ctx: PreToolCallDecideContext) -> HookResult:
+        gated.append(ctx.call_id)
+        return HookResult.allow()
+
+    return gated
+
+
+def session_log(registry: HookRegistry) -> list[str]:
+    """Record each session start and end (with its status) as they fire."""
+    log: list[str] = []
+    registry.on_session_start(lambda ctx: log.append(f"start {ctx.run.run_id}"))
+    registry.on_session_end(lambda ctx: log.append(f"end {ctx.outcome.status} {ctx.run.run_id}"))
+    return log
+
+
+@pytest.mark.parametrize("saved", [False, True])
+def test_a_paused_and_resumed_run_is_one_session(saved: bool) -> None:
+    """A run paused on an approval stays open; its resume (in memory or from JSON) is the same session, gated once."""
+    registry = HookRegistry()
+    log = session_log(registry)
+    gated = allowing_gate(registry)
+    shell = Shell(always=True)
+    agent = Agent(name="ops", model=calling({"command": "ls", "lines": 1}), tools=guard_tools([shell.tool], registry))
+    hooks = hookreg_run_hooks(registry)
+    first = asyncio.run(hooks.run(agent, "go"))
+    (start,) = log
+    state = first.to_state()
+    if saved:
+        state = asyncio.run(RunState.from_json(agent, state.to_json()))
+    state.approve(state.get_interruptions()[0])
+    resumed = asyncio.run(hooks.run(agent, state))
+    assert resumed.final_output == "done"
+    assert shell.ran == [{"command": "ls", "lines": 1}]
+    assert gated == ["c1"]
+    assert log == [start, start.replace("start", "end completed")]
+
+
+def test_two_runs_paused_on_the_same_approvals_are_not_resumed_as_either() -> None:
+    """Runs paused on identical pending approvals end at the pause; a resume is a new session that gates again."""
+    registry = HookRegistry()
+    log = session_log(registry)
+    gated = allowing_gate(registry)
+    shell = Shell(always=True)
+    tools = guard_tools([shell.tool], registry)
+    hooks = hookreg_run_hooks(registry)
+    results = [
+        asyncio.run(hooks.run(Agent(name="ops", model=calling({"command": "ls", "lines": 1}), tools=tools), "go"))
+        for _ in range(2)
+    ]
+    assert [entry.rsplit(" ", 1)[0] for entry in log] == ["start", "start", "end completed", "end completed"]
+    state = results[0].to_state()
+    state.approve(state.get_interruptions()[0])
+    agent = Agent(name="ops", model=calling({"command": "ls", "lines": 1}), tools=tools)
+    assert asyncio.run(hooks.run(agent, state)).final_output == "done"
+    assert gated == ["c1", "c1", "c1"]
+    assert len(log) == 6
