@@ -13,7 +13,10 @@ SDK's events:
   ``pre_model_call``, ``model_select``, ``post_turn`` and ``on_session_end``
   → `RunHooks` (`HookregRunHooks`), one state per run (keyed by the run's
   usage object, which every hook and tool context of one run shares), so one
-  hooks object may serve many runs, also concurrently.
+  hooks object may serve many runs, also concurrently. A run paused on
+  approvals stays open; the entry points resume it as the same run when
+  given its ``RunState`` (found by its pending approvals: the SDK copies the
+  usage object on resume).
 - A `RequestPatch` and a ``model_select`` pick apply to the very model call
   they were computed for, streamed or blocking: `HookregRunHooks.run_config`
   installs a model-input filter that opens a slot for each call and a
@@ -260,10 +263,12 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
     approval rule (the tool's predicate, and the SDK's holding of arguments
     its validation would change) on the arguments the gate approved, so a
     denied call is never shown to a human and the predicate judges what will
-    run. The invoker then reuses that verdict for the same arguments (one
-    gate per call, also when an approved run resumes in this process); a
-    call the SDK holds without asking the predicate (arguments that are not
-    a JSON object), or resumes from a saved state, is gated when it runs.
+    run. The invoker then reuses that verdict, in the same run and turn, for
+    the same arguments (one gate per call, also when `HookregRunHooks.run`
+    resumes the approved run); a call the SDK holds without asking the
+    predicate (arguments that are not a JSON object), approves without
+    asking it (a sticky ``always_approve``), or resumes in a run hookreg
+    cannot tie to the paused one, is gated when it runs.
     A result passes through ``transform_tool_result`` and
     ``post_tool_call``. A `StopRun` from a hook ends the run's session as
     ``stopped`` and propagates (the SDK wraps it in ``UserError``; the entry
