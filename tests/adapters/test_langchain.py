@@ -408,6 +408,23 @@ def invoke(agent: Any, *, asynchronous: bool = False, config: RunnableConfig | N
 
 
 @pytest.mark.parametrize("asynchronous", [False, True])
+def test_hooks_registered_after_the_agent_was_built_run(asynchronous: bool) -> None:
+    """An agent built on an empty registry runs the hooks registered later: patch, turn and tool gate alike."""
+    registry, tool, seen = HookRegistry(), RecordingTool(), list[str]()
+    model = RecordingChatModel(messages=iter([tool_call({"text": "hi"}), AIMessage(content="done")] * 2))
+    agent = create_agent(model, tools=[pydantic_echo(tool)], middleware=[HookregMiddleware(registry)])
+    invoke(agent, asynchronous=asynchronous)
+    assert tool.calls == [{"text": "hi"}]
+
+    registry.pre_model_call(lambda ctx: RequestPatch(temperature=0.5))
+    registry.post_turn(lambda ctx: seen.append(ctx.response_text))
+    registry.pre_tool_call_decide(lambda ctx: HookResult.deny("not now"))
+    messages = invoke(agent, asynchronous=asynchronous)
+    assert (tool_output(messages), tool.calls, seen) == ("not now", [{"text": "hi"}], ["", "done"])
+    assert all(settings["temperature"] == 0.5 for _, settings in model.calls[2:])
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
 def test_pre_model_call_patch_reaches_the_request(asynchronous: bool) -> None:
     """The merged patch sets the system prompt, tools offered, tool choice and model settings the model gets."""
     registry, seen = HookRegistry(), list[PreModelCallContext]()
