@@ -389,6 +389,24 @@ def test_pre_model_call_patch_reaches_the_model() -> None:
     assert [(m.role, m.content) for m in ctx.history] == [("user", "hi")]
 
 
+def test_pre_model_call_shows_the_runs_prompt_after_a_tool_call_as_pre_turn_does() -> None:
+    """After a tool call (a user message of tool results, no text), pre_model_call still shows the run's prompt."""
+    registry, prompts = HookRegistry(), list[tuple[str, int, str]]()
+
+    @registry.pre_turn
+    def turn(ctx: PreTurnContext) -> HookResult:
+        prompts.append(("pre_turn", ctx.turn, ctx.prompt))
+        return HookResult.allow()
+
+    @registry.pre_model_call
+    def note(ctx: PreModelCallContext) -> RequestPatch:
+        prompts.append(("pre_model_call", ctx.turn, ctx.prompt))
+        return ctx.patch
+
+    agent_for(registry, ScriptedModel([{"text": "x"}, "done"]), RecordingTool())("echo x")
+    assert prompts == [(point, turn, "echo x") for turn in (1, 2) for point in ("pre_turn", "pre_model_call")]
+
+
 def test_preamble_replaces_the_prompt_and_model_settings_are_reported_unsupported() -> None:
     """A preamble replaces the system prompt; temperature cannot apply and is logged, not silently lost."""
     registry = HookRegistry()
