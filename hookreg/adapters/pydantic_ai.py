@@ -39,7 +39,8 @@ Mapping (hookreg point → pydantic-ai capability hook):
   know), ``wrap_tool_validate`` (every other call) and ``wrap_tool_execute``,
   in the innermost capability; see `HookregCapability`.
 - ``text_delta``, ``reasoning_delta``, ``tool_call_delta`` → ``on_event``, in
-  streamed runs (``agent.run_stream``); a blocking run stays blocking and fires none.
+  streamed runs (``agent.run_stream``), ``aggregated`` over the whole answer
+  (all its parts); a blocking run stays blocking and fires none.
 
 Example:
     >>> agent = Agent(model, tools=[...], capabilities=[hookreg_capability(registry)])  # doctest: +SKIP
@@ -59,32 +60,24 @@ from hookreg import (
     HookPoint,
     HookRegistry,
     Message,
-    ModelSelectContext,
-    ModelTurnFinishedContext,
-    PostTurnContext,
-    PreModelCallContext,
-    ReasoningDeltaContext,
     RequestPatch,
     RunContext,
     RunOutcome,
     StopRun,
-    TextDeltaContext,
-    ToolCallDeltaContext,
     ToolCallRequest,
     ToolErrorKind,
 )
 from hookreg._lifecycle import (
+    Deltas,
     GateResult,
     RunState,
     Validator,
     adrive,
     error_text,
     failed,
-    finish_reason,
     gate,
     missing_framework,
     present,
-    refused_retry,
     require_registry,
     require_release,
     succeeded,
@@ -172,8 +165,8 @@ class _Scope:
     stopped: RunOutcome | None = None
     history: list[ModelMessage] = dataclasses.field(default_factory=list)
     ran: dict[str, str] = dataclasses.field(default_factory=dict)
-    aggregated: dict[int, str] = dataclasses.field(default_factory=dict)
-    deltas: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    stream: Deltas | None = None  # the delta points of this request's streamed answer, from its first delta
+    streamed_calls: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
     approved: dict[str, ValidatedToolArgs | None] = dataclasses.field(default_factory=dict)
     key: object = None
 
@@ -303,24 +296,19 @@ class _RunPoints(_Part):
         if stopped is not None:
             scope.stopped = stopped
             raise StopRun(stopped.reason)
-        run = scope.state.run
+        scope.stream = None  # the next streamed events are this request's
         offered = frozenset(tool.name for tool in request_context.model_request_parameters.function_tools)
+        base = RequestPatch(active_tools=offered)
+        default = request_context.model.model_name
+        flow = scope.state.model_call(base, default, lambda: _history(request_context.messages))
+        patch, name = await adrive(registry, flow)
         scope.offered = None
-        patch = RequestPatch(active_tools=offered)
-        if registry.has_hooks(HookPoint.PRE_MODEL_CALL):
-            history = _history(request_context.messages)
-            prompt = scope.state.goal
-            pre = PreModelCallContext(prompt=prompt, history=history, turn=run.turn, patch=patch, run=run)
-            patch = await registry.atransform(HookPoint.PRE_MODEL_CALL, pre)
+        if patch is not base:  # a pre_model_call hook returned a patch: it shapes this request alone
             request_context = _apply(patch, request_context)
             scope.offered = patch.active_tools
-        if registry.has_hooks(HookPoint.MODEL_SELECT):
-            default = request_context.model.model_name
-            select = ModelSelectContext(default_model=default, selected_model=default, patch=patch, run=run)
-            name = await registry.atransform(HookPoint.MODEL_SELECT, select)
-            if name != default:
-                model = self.models.get(name) or infer_model(name)
-                request_context = dataclasses.replace(request_context, model=model, model_id=None)
+        if name != default:
+            model = self.models.get(name) or infer_model(name)
+            request_context = dataclasses.replace(request_context, model=model, model_id=None)
         return request_context
 
     async def after_model_request(
@@ -328,35 +316,25 @@ class _RunPoints(_Part):
     ) -> ModelResponse:
         """Gate calls to unknown tools; fire ``model_turn_finished``, ``post_turn`` and ``stop``."""
         scope, registry = self._scope, self.registry
-        run = scope.state.run
         response = await self._gate_unknown(ctx, request_context, response)
         calls = [part for part in response.parts if isinstance(part, ToolCallPart)]
         text = response.text or ""
-        if registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):
-            raw = _raw_finish_reason(response)
-            normal = response.finish_reason or raw  # pydantic-ai's own normalisation knows every provider
-            settings = request_context.model_settings or {}
-            finished = ModelTurnFinishedContext(
-                turn=run.turn,
-                text=text,
-                tool_calls=[ToolCallRequest(c.tool_call_id, c.tool_name, _args_or_empty(c)) for c in calls],
-                finish_reason=finish_reason("tool_calls" if normal == "tool_call" else normal),
-                raw_finish_reason=raw,
-                max_tokens=settings.get("max_tokens"),
-                usage={"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens},
-                message_id=response.provider_response_id,
-                model=response.model_name,
-                run=run,
-            )
-            action = await registry.adecide(HookPoint.MODEL_TURN_FINISHED, finished)
-            if action.kind != "continue":
-                if calls:
-                    raise refused_retry(run.turn, action.decided_by, [c.tool_name for c in calls])
-                if action.kind == "repeat":
-                    raise RetryModelRequest
-                raise ModelRetry(action.feedback or "")
-        if registry.has_hooks(HookPoint.POST_TURN):
-            await registry.anotify(HookPoint.POST_TURN, PostTurnContext(turn=run.turn, response_text=text, run=run))
+        normal = response.finish_reason  # pydantic-ai's own normalisation knows every provider
+        flow = scope.state.answered(
+            text,
+            [ToolCallRequest(call.tool_call_id, call.tool_name, _args_or_empty(call)) for call in calls],
+            raw_finish_reason=_raw_finish_reason(response),
+            normalised="tool_calls" if normal == "tool_call" else normal,
+            max_tokens=(request_context.model_settings or {}).get("max_tokens"),
+            usage={"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens},
+            message_id=response.provider_response_id,
+            model=response.model_name,
+        )
+        action = await adrive(registry, flow)
+        if action.kind == "repeat":
+            raise RetryModelRequest
+        if action.kind == "feedback":
+            raise ModelRetry(action.feedback or "")
         functions = _function_tools(ctx, request_context)
         if not any(call.tool_name in functions for call in calls):
             feedback = await adrive(registry, scope.state.stop(text))
@@ -387,43 +365,23 @@ class _RunPoints(_Part):
 
     async def on_event(self, ctx: PaiRunContext[Any], *, event: AgentStreamEvent) -> None:
         """Fire ``text_delta``, ``reasoning_delta`` and ``tool_call_delta`` for the streamed answer."""
-        run = dataclasses.replace(self._scope.state.run, is_streaming=True)
-        if isinstance(event, PartStartEvent):
-            part = event.part
-            self._scope.aggregated[event.index] = ""
-            if isinstance(part, ToolCallPart):
-                self._scope.deltas[event.index] = (part.tool_call_id, part.tool_name)
-                await self._tool_delta(run, event.index, part.args if isinstance(part.args, str) else _json(part.args))
-            elif isinstance(part, (TextPart, ThinkingPart)):
-                await self._text_delta(run, event.index, part.content, thinking=isinstance(part, ThinkingPart))
-        elif isinstance(event, PartDeltaEvent):
-            delta = event.delta
-            if isinstance(delta, TextPartDelta):
-                await self._text_delta(run, event.index, delta.content_delta, thinking=False)
-            elif isinstance(delta, ThinkingPartDelta):
-                await self._text_delta(run, event.index, delta.content_delta or "", thinking=True)
-            elif isinstance(delta, ToolCallPartDelta):
-                args = delta.args_delta
-                await self._tool_delta(run, event.index, args if isinstance(args, str) else _json(args))
-
-    async def _text_delta(self, run: RunContext, index: int, delta: str, *, thinking: bool) -> None:
-        if not delta:
+        if not isinstance(event, PartStartEvent | PartDeltaEvent):  # no other event has a delta
             return
-        aggregated = self._scope.aggregated[index] = self._scope.aggregated.get(index, "") + delta
-        if thinking:
-            await self.registry.anotify(
-                HookPoint.REASONING_DELTA, ReasoningDeltaContext(delta=delta, aggregated=aggregated, run=run)
-            )
+        scope = self._scope
+        if isinstance(event, PartStartEvent) and isinstance(event.part, ToolCallPart):
+            scope.streamed_calls[event.index] = (event.part.tool_call_id, event.part.tool_name)
+        kind, delta = _delta(event)
+        if not delta:  # pydantic-ai's empty starts and deltas carry nothing to report
+            return
+        if scope.stream is None:  # this request's first delta: its run is a streamed one
+            scope.stream = Deltas(self.registry, dataclasses.replace(scope.state.run, is_streaming=True))
+        if kind == "text":
+            await adrive(self.registry, scope.stream.text(delta))
+        elif kind == "reasoning":
+            await adrive(self.registry, scope.stream.reasoning(delta))
         else:
-            await self.registry.anotify(
-                HookPoint.TEXT_DELTA, TextDeltaContext(delta=delta, aggregated=aggregated, run=run)
-            )
-
-    async def _tool_delta(self, run: RunContext, index: int, delta: str) -> None:
-        call_id, tool_name = self._scope.deltas.get(index, ("", ""))
-        if delta:
-            ctx = ToolCallDeltaContext(call_id=call_id, tool_name=tool_name or None, delta=delta, run=run)
-            await self.registry.anotify(HookPoint.TOOL_CALL_DELTA, ctx)
+            call_id, tool_name = scope.streamed_calls.get(event.index, ("", ""))
+            await adrive(self.registry, scope.stream.tool_call(call_id, tool_name or None, delta))
 
 
 class _ToolGate(_Part):
@@ -914,6 +872,26 @@ def _history(messages: list[ModelMessage]) -> list[Message]:
             elif isinstance(part, ToolCallPart):
                 history.append(Message("assistant", part.args_as_json_str(), part.tool_name, part.tool_call_id))
     return history
+
+
+def _delta(event: PartStartEvent | PartDeltaEvent) -> tuple[str, str]:
+    """What a stream event adds to the answer: its kind (``"text"``, ``"reasoning"``, ``"tool_call"``) and text.
+
+    ``("", "")`` for parts hookreg has no delta point for (files, built-in tool calls).
+    """
+    if isinstance(event, PartStartEvent):
+        part = event.part
+        if isinstance(part, ToolCallPart):
+            return "tool_call", part.args if isinstance(part.args, str) else _json(part.args)
+        if isinstance(part, ThinkingPart):
+            return "reasoning", part.content
+        return ("text", part.content) if isinstance(part, TextPart) else ("", "")
+    delta = event.delta
+    if isinstance(delta, ToolCallPartDelta):
+        return "tool_call", delta.args_delta if isinstance(delta.args_delta, str) else _json(delta.args_delta)
+    if isinstance(delta, ThinkingPartDelta):
+        return "reasoning", delta.content_delta or ""
+    return ("text", delta.content_delta) if isinstance(delta, TextPartDelta) else ("", "")
 
 
 def _json(args: object) -> str:

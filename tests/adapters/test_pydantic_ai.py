@@ -10,7 +10,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pydantic_ai import (
@@ -27,18 +27,29 @@ from pydantic_ai import (
     RunContext as PaiRunContext,
 )
 from pydantic_ai.messages import (
-    FinishReason as FinishReasonLiteral,
-)
-from pydantic_ai.messages import (
+    AgentStreamEvent,
+    BinaryContent,
+    FilePart,
+    FinalResultEvent,
     ModelMessage,
     ModelRequest,
     ModelResponse,
     ModelResponsePart,
+    PartDeltaEvent,
+    PartStartEvent,
     RetryPromptPart,
+    SpeechPartDelta,
     TextPart,
+    TextPartDelta,
+    ThinkingPart,
+    ThinkingPartDelta,
     ToolCallPart,
+    ToolCallPartDelta,
     ToolReturnPart,
     UserPromptPart,
+)
+from pydantic_ai.messages import (
+    FinishReason as FinishReasonLiteral,
 )
 from pydantic_ai.models import ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.function import (
@@ -618,6 +629,43 @@ def test_delta_points_fire_for_a_streamed_answer() -> None:
     assert thoughts == [("let me ", "let me "), ("think", "let me think")]
     assert tool_deltas == [("c1", TOOL_NAME, '{"text": '), ("c1", TOOL_NAME, '"hi"}')]
     assert texts == [("do", "do"), ("ne", "done")]
+
+
+def test_delta_points_aggregate_over_the_whole_answer() -> None:
+    """Deltas aggregate over one model call, across its parts, as in every loop; other events carry none."""
+    registry = HookRegistry()
+    texts: list[tuple[str, str, bool]] = []
+    thoughts: list[tuple[str, str]] = []
+    tool_deltas: list[tuple[str, str | None, str]] = []
+    registry.text_delta(lambda ctx: texts.append((ctx.delta, ctx.aggregated, ctx.run.is_streaming)))
+    registry.reasoning_delta(lambda ctx: thoughts.append((ctx.delta, ctx.aggregated)))
+    registry.tool_call_delta(lambda ctx: tool_deltas.append((ctx.call_id, ctx.tool_name, ctx.delta)))
+    # a provider's answer of several parts (pydantic-ai's FunctionModel streams one text part only)
+    events: list[AgentStreamEvent] = [
+        PartStartEvent(index=0, part=ThinkingPart(content="hm")),
+        PartDeltaEvent(index=0, delta=ThinkingPartDelta(content_delta=None)),
+        PartStartEvent(index=1, part=TextPart(content="Hel")),
+        PartDeltaEvent(index=1, delta=TextPartDelta(content_delta="lo")),
+        PartStartEvent(index=2, part=ToolCallPart(TOOL_NAME, None, tool_call_id="c1")),
+        PartDeltaEvent(index=2, delta=ToolCallPartDelta(args_delta={"text": "hi"})),
+        PartStartEvent(index=3, part=FilePart(content=BinaryContent(data=b"x", media_type="image/png"))),
+        PartDeltaEvent(index=4, delta=SpeechPartDelta(transcript_delta="spoken")),
+        PartStartEvent(index=5, part=TextPart(content=" world")),
+        FinalResultEvent(tool_name=None, tool_call_id=None),
+    ]
+    points = hookreg_capability(registry).capabilities[0]
+
+    async def stream() -> None:
+        for event in events:
+            if points.listens_to(event):
+                await points.on_event(cast("PaiRunContext[Any]", None), event=event)
+
+    asyncio.run(stream())
+    assert texts == [("Hel", "Hel", True), ("lo", "Hello", True), (" world", "Hello world", True)]
+    assert thoughts == [("hm", "hm")]
+    assert tool_deltas == [("c1", TOOL_NAME, '{"text": "hi"}')]
+    asyncio.run(points.on_event(cast("PaiRunContext[Any]", None), event=events[-1]))  # reaches it anyway: ignored
+    assert len(texts) == 3
 
 
 def test_a_tool_left_out_by_active_tools_never_runs() -> None:
