@@ -39,12 +39,6 @@ def test_generated_surface_is_current() -> None:
     assert result.returncode == 0, "run `python scripts/generate_surface.py` and commit the result"
 
 
-def test_written_out_value_class_inits_are_current() -> None:
-    """Every value class's ``__init__`` is exactly what scripts/generate_values.py writes from its fields."""
-    result = run(sys.executable, "scripts/generate_values.py", "--check")
-    assert result.returncode == 0, "run `python scripts/generate_values.py` and commit the result"
-
-
 @pytest.mark.slow
 def test_pyright_type_completeness() -> None:
     """pyright --verifytypes scores the public API 100% typed."""

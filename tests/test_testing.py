@@ -98,7 +98,8 @@ def test_call_hook_lets_errors_through_and_checks_returns() -> None:
 
     with pytest.raises(KeyError, match="command"):
         call_hook(GATE, broken)
-    with pytest.raises(HookReturnError, match=r"hook 'bool' returned at pre_tool_call_decide: it returned bool") as raised:
+    returned = r"hook 'bool' returned at pre_tool_call_decide: it returned bool"
+    with pytest.raises(HookReturnError, match=returned) as raised:
         call_hook(GATE, bool)
     assert raised.value.returned_type is bool
 
