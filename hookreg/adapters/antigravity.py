@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from hookreg import (
@@ -96,6 +96,13 @@ class _Session:
     state: RunState
     error: BaseException | None = None
     started: bool = False  # whether a prompt started it
+    approved: dict[str, Mapping[str, object]] = field(default_factory=dict)  # call id -> the args the gate approved
+
+    def call(self, data: ag_types.ToolResult | Exception) -> ToolCallRequest:
+        """The call an outcome is about, with the args the gate approved (the SDK's outcome shows none)."""
+        call_id = str(getattr(data, "id", None) or getattr(data, "call_id", None) or "")
+        name = str(getattr(data, "name", None) or getattr(data, "tool_name", None) or "")
+        return ToolCallRequest(call_id, name, self.approved.pop(call_id, {}))
 
 
 class _Sessions:
@@ -166,11 +173,6 @@ class _SessionEnd(OnSessionEndHook):  # type: ignore[misc]  # the SDK is untyped
             await adrive(state.registry, state.end(outcome_for(session.error, state.turns), session.error))
 
 
-def _call(data: ag_types.ToolCall | ag_types.ToolResult) -> ToolCallRequest:
-    args = getattr(data, "args", None)
-    return ToolCallRequest(str(data.id or ""), str(data.name), args if isinstance(args, Mapping) else {})
-
-
 class _Gate(PreToolCallDecideHook):  # type: ignore[misc]  # the SDK is untyped
     def __init__(self, sessions: _Sessions) -> None:
         self.sessions = sessions
@@ -187,6 +189,7 @@ class _Gate(PreToolCallDecideHook):  # type: ignore[misc]  # the SDK is untyped
             return ag_types.HookResult(allow=False, message=getattr(exc, "reason", None) or f"hookreg: {exc!r}")
         if not verdict.allowed:
             return ag_types.HookResult(allow=False, message=verdict.text)
+        session.approved[verdict.call.call_id] = verdict.call.args
         if verdict.rewritten:
             return ag_types.HookResult(allow=True, modified_args=dict(verdict.call.args))
         return ag_types.HookResult(allow=True)
@@ -199,8 +202,9 @@ class _PostTool(PostToolCallHook):  # type: ignore[misc]  # the SDK is untyped
     async def run(self, context: HookContext, data: ag_types.ToolResult) -> None:
         if data.error:  # a failure: OnToolErrorHook reports it
             return
-        state = self.sessions.get(context).state
-        await adrive(state.registry, succeeded(state.registry, state.run, _call(data), data.result))
+        session = self.sessions.get(context)
+        state = session.state
+        await adrive(state.registry, succeeded(state.registry, state.run, session.call(data), data.result))
 
 
 class _ToolError(OnToolErrorHook):  # type: ignore[misc]  # the SDK is untyped
@@ -208,9 +212,8 @@ class _ToolError(OnToolErrorHook):  # type: ignore[misc]  # the SDK is untyped
         self.sessions = sessions
 
     async def run(self, context: HookContext, data: Exception) -> str | None:
-        state = self.sessions.get(context).state
-        message = str(data)
-        call = ToolCallRequest(str(getattr(data, "call_id", None) or ""), str(getattr(data, "tool_name", "") or ""), {})
+        session = self.sessions.get(context)
+        state, message, call = session.state, str(data), session.call(data)
         text = await adrive(
             state.registry, failed(state.registry, state.run, call, ToolFailure(message), message=message)
         )

@@ -28,11 +28,17 @@ class FakeModel:
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
         self.base_url = ""
+        self.released = threading.Event()  # set: a hanging answer returns (the server is stopping)
 
-    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The next scripted answer as a chat completion, or ``None`` for an error answer (HTTP 500)."""
         self.requests.append(body)
         message = self.script.pop(0) if self.script else text("done")
-        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        if message.get("hang"):
+            self.released.wait()
+        if message.get("error") or message.get("hang"):
+            return None
+        finish = message.pop("finish_reason", None) or ("tool_calls" if message.get("tool_calls") else "stop")
         return {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
@@ -42,17 +48,30 @@ class FakeModel:
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }
 
+    def tool_messages_by_call(self) -> dict[str, str]:
+        """For each tool call id, the text of the tool message the model was sent for it."""
+        return {
+            str(message.get("tool_call_id")): _content(message)
+            for body in self.requests
+            for message in body.get("messages", [])
+            if message.get("role") == "tool"
+        }
+
     def tool_messages(self) -> list[str]:
         """The text of every tool message the model was sent, in order, once each."""
         seen: list[str] = []
         for body in self.requests:
             for message in body.get("messages", []):
-                content = message.get("content")
                 if message.get("role") == "tool":
-                    shown = content if isinstance(content, str) else json.dumps(content)
+                    shown = _content(message)
                     if shown not in seen:
                         seen.append(shown)
         return seen
+
+
+def _content(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    return content if isinstance(content, str) else json.dumps(content)
 
 
 def _sse(payload: dict[str, Any]) -> bytes:
@@ -89,7 +108,11 @@ def serve(model: FakeModel) -> Iterator[FakeModel]:
                 self._send(404, b"{}", "application/json")
                 return
             payload = model.answer(body)
-            if body.get("stream"):
+            if payload is None:
+                self._send(
+                    500, b'{"error": {"message": "the model is down", "type": "server_error"}}', "application/json"
+                )
+            elif body.get("stream"):
                 self._send(200, _sse(payload), "text/event-stream")
             else:
                 self._send(200, json.dumps(payload).encode(), "application/json")
@@ -108,6 +131,7 @@ def serve(model: FakeModel) -> Iterator[FakeModel]:
     try:
         yield model
     finally:
+        model.released.set()
         server.shutdown()
         server.server_close()
         thread.join()

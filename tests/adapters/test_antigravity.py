@@ -240,6 +240,25 @@ async def test_outcome_points() -> None:
 
 
 @in_loop
+async def test_outcome_points_see_the_args_the_gate_approved() -> None:
+    """The SDK's outcome hooks carry no args: post_tool_call and on_tool_error see those the gate approved."""
+    reg = HookRegistry()
+    posts: list[PostToolCallContext] = []
+    errors: list[OnToolErrorContext] = []
+    reg.pre_tool_call_decide(lambda ctx: HookResult.allow())
+    reg.post_tool_call(posts.append)
+    reg.on_tool_error(errors.append)
+    hooks = runner(reg, policies=ALLOW_ALL)
+    _, turn = await hooks.dispatch_pre_turn("go")
+    for call_id in ("c1", "c2"):
+        await hooks.dispatch_pre_tool_call(turn, types.ToolCall(name="echo", args={"word": call_id}, id=call_id))
+    await hooks.dispatch_post_tool_call(turn, types.ToolResult(name="echo", id="c1", result="echo:c1"))
+    await hooks.dispatch_on_tool_error(turn, types.ToolExecutionError("boom", "echo", None, call_id="c2"))
+    assert [(p.tool_name, dict(p.args)) for p in posts] == [("echo", {"word": "c1"})]
+    assert [(e.tool_name, dict(e.args), e.message) for e in errors] == [("echo", {"word": "c2"}, "boom")]
+
+
+@in_loop
 async def test_post_turn_and_stop() -> None:
     """post_turn sees the response; a stop deny keeps the run going with its reason as the SDK's CONTINUE."""
     reg = HookRegistry()
@@ -325,3 +344,28 @@ def test_end_to_end_with_the_sdk_runtime() -> None:
     assert gated == ["secret", "hi", "blocked"]
     assert policed == ["hi", "blocked"]  # a hookreg deny never reaches the SDK's policy
     assert [(e.outcome.status, e.outcome.turns) for e in ends] == [("completed", 1)]
+
+
+@pytest.mark.slow
+def test_the_example_runs_offline() -> None:
+    """examples/adapter_antigravity.py on the SDK's runtime and a fake server: .git is denied, build/ is deleted."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "adapter_antigravity.py"
+    script = [
+        tool_call("delete_path", {"path": ".git"}, "c1"),
+        tool_call("delete_path", {"path": "build"}, "c2"),
+        text("cleaned up"),
+    ]
+    with serve(FakeModel(script)) as model:
+        env = {**os.environ, "OPENAI_BASE_URL": model.base_url, "AG_MODEL": "fake"}
+        done = subprocess.run(
+            [sys.executable, str(example)], env=env, capture_output=True, text=True, timeout=120, check=True
+        )
+    assert "denied delete_path: that path holds the repository" in done.stdout
+    assert "ran delete_path({'path': 'build'}) -> " in done.stdout
+    assert "would delete build" in done.stdout
+    assert "answer: cleaned up" in done.stdout
