@@ -82,17 +82,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from typing import Any, Final, cast
 
 from hookreg import (
-    FinishReason,
     HookPoint,
     HookRegistry,
     HookTypeError,
     HookValueError,
     InvalidToolCallAction,
     Message,
-    ModelSelectContext,
-    ModelTurnFinishedContext,
-    PostTurnContext,
-    PreModelCallContext,
     ReasoningDeltaContext,
     RequestPatch,
     RunContext,
@@ -113,11 +108,9 @@ from hookreg._lifecycle import (
     adrive,
     bind,
     failed,
-    finish_reason,
     gate,
     missing_framework,
     present,
-    refused_retry,
     require_registry,
     require_release,
     succeeded,
@@ -701,7 +694,7 @@ class _Call:
     model call that follow, and no other run.
     """
 
-    __slots__ = ("agent", "claimed", "model", "patch", "run", "selected", "served_by")
+    __slots__ = ("agent", "answered", "claimed", "model", "patch", "run", "selected", "served_by")
 
     def __init__(self, model: _PatchedModel, agent: Agent[Any]) -> None:
         self.model = model
@@ -709,6 +702,7 @@ class _Call:
         self.claimed = False
         self.run: _Run | None = None
         self.served_by: Model | None = None
+        self.answered = False  # whether the run contract's answer points fired for this call (`_turn_finished`)
         self.patch = RequestPatch()
         self.selected: str | None = None
 
@@ -891,67 +885,71 @@ _MODEL_POINTS: Final = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT, *_ANSW
 
 
 async def _turn_finished(call: _Call, answer: _Answer, settings: ModelSettings) -> TurnAction:
-    """Fire ``model_turn_finished`` for one answer, then ``stop`` for a final one; return what to do.
+    """The run contract's answer (``model_turn_finished``, then ``post_turn``), then ``stop`` for a final one.
 
     A ``stop`` hook that keeps the run going (`hookreg._lifecycle.RunState.stop`)
     becomes a retry with its feedback.
     """
     run = call.run
-    if run is None or not any(run.hooks.registry.has_hooks(point) for point in _ANSWER_POINTS):
+    if run is None:  # a call of a run whose run hooks are not hookreg's: nothing to fire
         return TurnAction.continue_run()
-    calls = [item for item in answer.output if isinstance(item, ResponseFunctionToolCall)]
-    requests = [ToolCallRequest(item.call_id, item.name, _object_or_empty(item.arguments)) for item in calls]
-    finish, raw = _finish_reason(answer.status, answer.reason, bool(requests))
-    usage = answer.usage
-    ctx = ModelTurnFinishedContext(
-        turn=run.state.turns,
-        text="".join(ItemHelpers.extract_last_text(item) or "" for item in answer.output),
-        tool_calls=requests,
-        finish_reason=finish,
+    requests, text, usage = _requests(answer.output), _text(answer.output), answer.usage
+    raw, normalised = _ending(answer.status, answer.reason, bool(requests))
+    state, registry = run.state, run.hooks.registry
+    steps = state.answered(
+        text,
+        requests,
         raw_finish_reason=raw,
-        message_id=answer.message_id,
-        model=answer.model,
+        normalised=normalised,
         max_tokens=settings.max_tokens,
         usage={
             "input_tokens": int(getattr(usage, "input_tokens", 0) or 0),
             "output_tokens": int(getattr(usage, "output_tokens", 0) or 0),
             "total_tokens": int(getattr(usage, "total_tokens", 0) or 0),
         },
-        run=run.state.run,
+        message_id=answer.message_id,
+        model=answer.model,
     )
-    registry = run.hooks.registry
     try:
-        action = TurnAction.continue_run()
-        if registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):
-            action = await registry.adecide(HookPoint.MODEL_TURN_FINISHED, ctx)
-        if action.kind == "continue" and not requests:  # a final answer: may the agent stop?
-            feedback = await adrive(registry, run.state.stop(ctx.text))
+        action = await adrive(registry, steps)
+        call.answered = action.kind == "continue"
+        if call.answered and not requests:  # a final answer: may the agent stop?
+            feedback = await adrive(registry, state.stop(text))
             if feedback is not None:
                 action = TurnAction.retry_with_feedback(feedback)
     except StopRun as stop:
         await run.end_with(stop)
         raise
-    if action.kind != "continue" and requests:
-        raise refused_retry(run.state.turns, action.decided_by, [r.tool_name for r in requests])
     return action
 
 
-_RESPONSES_SPELLINGS: Final = {"max_output_tokens": FinishReason.LENGTH}
+def _requests(output: Iterable[object]) -> list[ToolCallRequest]:
+    """The tool calls of a model answer's output items."""
+    calls = [item for item in output if isinstance(item, ResponseFunctionToolCall)]
+    return [ToolCallRequest(item.call_id, item.name, _object_or_empty(item.arguments)) for item in calls]
+
+
+def _text(output: Iterable[Any]) -> str:
+    """The text of a model answer's output items."""
+    return "".join(ItemHelpers.extract_last_text(item) or "" for item in output)
+
+
+_RESPONSES_SPELLINGS: Final = {"max_output_tokens": "length"}
 """The Responses API's own words for an ending that `FinishReason.from_raw` does not know (lower case)."""
 
 
-def _finish_reason(status: str | None, reason: str | None, has_calls: bool) -> tuple[FinishReason | None, str | None]:
-    """The Responses API's ending as a `FinishReason` and the API's own word for it.
+def _ending(status: str | None, reason: str | None, has_calls: bool) -> tuple[str | None, str | None]:
+    """The Responses API's word for how a response ended, and the spelling `FinishReason` maps when it differs.
 
-    An incomplete response names its reason (``max_output_tokens`` → LENGTH,
+    An incomplete response names its reason (``max_output_tokens`` → length,
     ``content_filter``); a ``completed`` one ended on tool calls when it
     carries some, else on a stop. A blocking call exposes neither: ``None``.
     """
     if reason:
-        return _RESPONSES_SPELLINGS.get(reason.lower()) or finish_reason(reason), reason
+        return reason, _RESPONSES_SPELLINGS.get(reason.lower())
     if status == "completed":
-        return (FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP), status
-    return finish_reason(status), status
+        return status, "tool_calls" if has_calls else "stop"
+    return status, None
 
 
 def _object_or_empty(arguments: str | None) -> Mapping[str, object]:
@@ -1287,18 +1285,10 @@ class HookregRunHooks(RunHooks[Any]):
                     state.run = dataclasses.replace(state.run, agent_name=agent.name)
                 await self._check(run, await adrive(registry, state.start()))
             await self._check(run, await adrive(registry, state.turn()))
-            patch = RequestPatch()
-            if registry.has_hooks(HookPoint.PRE_MODEL_CALL):
-                ctx = PreModelCallContext(
-                    prompt=state.goal, history=_history(input_items), turn=state.turns, patch=patch, run=state.run
-                )
-                patch = await registry.atransform(HookPoint.PRE_MODEL_CALL, ctx)
-            selected: str | None = None
-            if registry.has_hooks(HookPoint.MODEL_SELECT):
-                default = call.model.default_name(agent) if call else _model_name(agent.model)
-                select = ModelSelectContext(default_model=default, selected_model=default, patch=patch, run=state.run)
-                name = await registry.atransform(HookPoint.MODEL_SELECT, select)
-                selected = None if name == default else name
+            default = call.model.default_name(agent) if call else _model_name(agent.model)
+            steps = state.model_call(RequestPatch(), default, lambda: _history(input_items))
+            patch, name = await adrive(registry, steps)
+            selected = None if name == default else name
         except StopRun as stop:
             await run.end_with(stop)
             raise
@@ -1319,19 +1309,32 @@ class HookregRunHooks(RunHooks[Any]):
             raise StopRun(outcome.reason)
 
     async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse) -> None:
-        """Note the arguments of the response's tool calls; fire ``post_turn`` with its text."""
+        """Note the arguments of the response's tool calls; the answer's points unless hookreg's model fired them.
+
+        Without hookreg's per-call model (no `run_config`, or nobody listening
+        where it is needed) the answer goes through the run contract here,
+        where it can no longer be asked again.
+        """
         run = self._run(context.usage, ())
         run.arguments.update(
             (item.call_id, item.arguments) for item in response.output if isinstance(item, ResponseFunctionToolCall)
         )
-        if self.registry.has_hooks(HookPoint.POST_TURN):
-            text = "".join(ItemHelpers.extract_last_text(item) or "" for item in response.output)
-            post = PostTurnContext(turn=run.state.turns, response_text=text, run=run.state.run)
-            try:
-                await self.registry.anotify(HookPoint.POST_TURN, post)
-            except StopRun as stop:  # an observer may end the run too
-                await run.end_with(stop)
-                raise
+        call = _CALL.get()
+        if call is not None and call.run is run and call.answered:
+            return
+        answered = run.state.answered(_text(response.output), _requests(response.output), raw_finish_reason=None)
+        try:
+            action = await adrive(self.registry, answered)
+        except StopRun as stop:  # an observer may end the run too
+            await run.end_with(stop)
+            raise
+        if action.kind != "continue":
+            msg = (
+                f"Cannot {action.kind} turn {run.state.turns} as hook {action.decided_by!r} asked: the run has no "
+                "hookreg RunConfig to ask the model again. Start it with hooks.run(...), or pass "
+                "run_config=hooks.run_config() to Runner.run."
+            )
+            raise HookValueError(msg, point=HookPoint.MODEL_TURN_FINISHED)
 
     async def on_agent_end(self, context: AgentHookContext[Any], agent: Agent[Any], output: Any) -> None:
         """Fire ``on_session_end`` with a completed outcome."""

@@ -46,6 +46,7 @@ from hookreg import (
     HookRegistry,
     HookResult,
     HookTypeError,
+    HookValueError,
     InvalidToolCallAction,
     InvalidToolCallContext,
     Message,
@@ -1295,3 +1296,20 @@ def test_a_repair_cannot_reach_a_disabled_tool() -> None:
     run = run_through(hookreg_run_hooks(registry), agent, "go", streamed=False, run_config=RunConfig(model=model))
     assert asyncio.run(run) == "done"
     assert (tool.calls, kinds) == ([], ["not_found"])
+
+
+def test_without_the_run_config_model_turn_finished_observes_and_refuses_a_retry() -> None:
+    """Run without hookreg's run_config, model_turn_finished still sees each answer; asking again raises, clearly."""
+    registry = HookRegistry()
+    seen: list[str] = []
+
+    @registry.model_turn_finished
+    def judge(ctx: ModelTurnFinishedContext) -> TurnAction:
+        seen.append(ctx.text)
+        return TurnAction.repeat() if ctx.text == "again" else TurnAction.continue_run()
+
+    hooks = hookreg_run_hooks(registry)
+    result = asyncio.run(Runner.run(Agent(name="a", model=answering("fine")), "hi", hooks=hooks))
+    assert (result.final_output, seen) == ("fine", ["fine"])
+    with pytest.raises(HookValueError, match=r"Cannot repeat turn 1 as hook '.*judge' asked: the run has no hookreg"):
+        asyncio.run(Runner.run(Agent(name="a", model=answering("again")), "hi", hooks=hooks))
