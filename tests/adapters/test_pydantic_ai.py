@@ -668,6 +668,17 @@ def test_delta_points_aggregate_over_the_whole_answer() -> None:
     assert len(texts) == 3
 
 
+def test_a_multimodal_prompt_shows_its_text_pieces_as_the_goal() -> None:
+    """The goal of a prompt of several pieces is its text pieces, one a line; the media stay out of it."""
+    registry = HookRegistry()
+    goals: list[str] = []
+    registry.on_session_start(lambda ctx: goals.append(ctx.goal))
+    model = FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("ok")]))
+    prompt: list[str | BinaryContent] = ["look at", BinaryContent(data=b"x", media_type="image/png"), "this"]
+    assert asyncio.run(make_agent(registry, RecordingTool(), model).run(prompt)).output == "ok"
+    assert goals == ["look at\nthis"]
+
+
 def test_a_tool_left_out_by_active_tools_never_runs() -> None:
     """A call to a function tool that active_tools left out fails without running, naming the tools offered."""
     registry = HookRegistry()
