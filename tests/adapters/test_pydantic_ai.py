@@ -679,6 +679,21 @@ def test_a_multimodal_prompt_shows_its_text_pieces_as_the_goal() -> None:
     assert goals == ["look at\nthis"]
 
 
+def test_a_pre_model_call_hook_that_passes_leaves_the_request_as_pydantic_ai_made_it() -> None:
+    """A pre_model_call hook returning None changes nothing: the model gets the request an empty registry gives."""
+    seen: list[tuple[ModelSettings | None, list[str]]] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append((info.model_settings, [tool.name for tool in info.function_tools]))
+        return ModelResponse(parts=[TextPart("ok")])
+
+    passing = HookRegistry()
+    passing.pre_model_call(lambda ctx: None)
+    for registry in (HookRegistry(), passing):
+        asyncio.run(make_agent(registry, RecordingTool(), FunctionModel(respond)).run("go"))
+    assert seen[0] == seen[1] == (None, [TOOL_NAME])
+
+
 def test_a_tool_left_out_by_active_tools_never_runs() -> None:
     """A call to a function tool that active_tools left out fails without running, naming the tools offered."""
     registry = HookRegistry()
