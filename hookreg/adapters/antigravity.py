@@ -59,8 +59,13 @@ from hookreg._lifecycle import (
     missing_framework,
     outcome_for,
     require_registry,
+    require_release,
     succeeded,
 )
+
+require_release(
+    "antigravity", "google-antigravity", (0, 1, 21)
+)  # 0.1.21: the oldest release the adapter's tests pass on
 
 try:
     from google.antigravity import types as ag_types  # type: ignore[import-untyped]  # the SDK ships no py.typed
@@ -77,7 +82,7 @@ try:
         StopHook,
     )
 except ImportError as _error:  # pragma: no cover - exercised by a test that hides the framework
-    raise missing_framework("google.antigravity", "antigravity", _error) from _error
+    raise missing_framework("antigravity", "antigravity", _error) from _error
 
 __all__ = ["ToolFailure", "with_hookreg"]
 

@@ -369,3 +369,15 @@ def test_the_example_runs_offline() -> None:
     assert "ran delete_path({'path': 'build'}) -> " in done.stdout
     assert "would delete build" in done.stdout
     assert "answer: cleaned up" in done.stdout
+
+
+def test_an_older_release_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A release older than the adapter's floor is refused on import, naming the release needed."""
+    import importlib
+    import importlib.metadata
+    import sys
+
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.1.20")
+    monkeypatch.delitem(sys.modules, "hookreg.adapters.antigravity")
+    with pytest.raises(ImportError, match=r"google-antigravity 0\.1\.20 is installed.*google-antigravity>=0\.1\.21"):
+        importlib.import_module("hookreg.adapters.antigravity")
