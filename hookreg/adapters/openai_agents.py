@@ -10,7 +10,7 @@ SDK's events:
   ``permission_denied``, or the outcome points) → the invoker of each
   function tool guarded by `guard_tool` / `guard_tools`.
 - ``on_session_start``, ``user_prompt_submit``, ``pre_turn``,
-  ``pre_model_call``, ``model_select``, ``post_turn`` and ``on_session_end``
+  ``pre_model_call``, ``model_select`` and ``on_session_end``
   → `RunHooks` (`HookregRunHooks`), one state per run (keyed by the run's
   usage object, which every hook and tool context of one run shares), so one
   hooks object may serve many runs, also concurrently. A run paused on
@@ -29,8 +29,10 @@ SDK's events:
   ``invalid_tool_call`` and never runs; ``messages`` replace the input items
   sent for that call (the run's history is unchanged).
 - ``model_turn_finished`` (finish reason mapped to `FinishReason`, the API's
-  word kept as ``raw_finish_reason``; ``message_id``, ``model``) and, for a
-  final answer, ``stop`` → the same per-call model. In blocking runs a
+  word kept as ``raw_finish_reason``; ``message_id``, ``model``), then
+  ``post_turn`` for an accepted answer and, for a final one, ``stop`` → the
+  same per-call model (without it, ``on_llm_end``, where a retry raises
+  `HookValueError`). In blocking runs a
   ``repeat``, a ``retry_with_feedback`` or a ``stop`` that keeps the run
   going asks the model again (the rejected answer and the feedback are in
   that call's input, not in the SDK's run items); in streamed runs the
@@ -88,19 +90,17 @@ from hookreg import (
     HookValueError,
     InvalidToolCallAction,
     Message,
-    ReasoningDeltaContext,
     RequestPatch,
     RunContext,
     RunOutcome,
     StopRun,
-    TextDeltaContext,
-    ToolCallDeltaContext,
     ToolCallRequest,
     ToolErrorKind,
     TurnAction,
 )
 from hookreg._lifecycle import (
     STOPPED_NOTICE,
+    Deltas,
     Dispatch,
     GateResult,
     RunState,
@@ -1096,15 +1096,19 @@ class HookregRunHooks(RunHooks[Any]):
         """
         entry = _STREAMS.get(id(result))
         run = entry.run.state.run if entry is not None and entry.run is not None else RunContext()
-        texts: dict[str, str] = {}
+        deltas: Deltas | None = None
         calls: dict[str, tuple[str, str]] = {}
         try:
             async for event in result.stream_events():
                 if isinstance(event, RawResponsesStreamEvent):
-                    if entry is not None and entry.run is not None:
-                        run = entry.run.state.run
+                    if deltas is None or getattr(event.data, "type", None) == "response.created":  # a model call
+                        if entry is not None and entry.run is not None:
+                            run = entry.run.state.run
+                        deltas = Deltas(self.registry, dataclasses.replace(run, is_streaming=True))
+                    steps = _delta(deltas, event.data, calls)
                     try:
-                        await self._delta(dataclasses.replace(run, is_streaming=True), event.data, texts, calls)
+                        if steps is not None:
+                            await adrive(self.registry, steps)
                     except BaseException:
                         result.cancel()  # a delta hook failed: the run must not go on unseen
                         raise
@@ -1342,24 +1346,19 @@ class HookregRunHooks(RunHooks[Any]):
         await run.raise_pending()
         await run.end(RunOutcome(status="completed", turns=run.state.turns))
 
-    async def _delta(
-        self, run: RunContext, data: object, texts: dict[str, str], calls: dict[str, tuple[str, str]]
-    ) -> None:
-        """Fire the delta point for one raw response event; `texts` and `calls` carry state across events."""
-        if isinstance(data, ResponseOutputItemAddedEvent) and isinstance(data.item, ResponseFunctionToolCall):
-            calls[data.item.id or data.item.call_id] = (data.item.call_id, data.item.name)
-        elif isinstance(data, ResponseFunctionCallArgumentsDeltaEvent):
-            call_id, name = calls.get(data.item_id, (data.item_id, ""))
-            ctx = ToolCallDeltaContext(call_id=call_id, tool_name=name or None, delta=data.delta, run=run)
-            await self.registry.anotify(HookPoint.TOOL_CALL_DELTA, ctx)
-        elif isinstance(data, ResponseTextDeltaEvent):
-            aggregated = texts[data.item_id] = texts.get(data.item_id, "") + data.delta
-            text = TextDeltaContext(delta=data.delta, aggregated=aggregated, run=run)
-            await self.registry.anotify(HookPoint.TEXT_DELTA, text)
-        elif isinstance(data, (ResponseReasoningTextDeltaEvent, ResponseReasoningSummaryTextDeltaEvent)):
-            aggregated = texts[data.item_id] = texts.get(data.item_id, "") + data.delta
-            thought = ReasoningDeltaContext(delta=data.delta, aggregated=aggregated, run=run)
-            await self.registry.anotify(HookPoint.REASONING_DELTA, thought)
+
+def _delta(deltas: Deltas, data: object, calls: dict[str, tuple[str, str]]) -> Steps[None] | None:
+    """The delta point one raw response event fires, if any; `calls` names each tool call across events."""
+    if isinstance(data, ResponseOutputItemAddedEvent) and isinstance(data.item, ResponseFunctionToolCall):
+        calls[data.item.id or data.item.call_id] = (data.item.call_id, data.item.name)
+    elif isinstance(data, ResponseFunctionCallArgumentsDeltaEvent):
+        call_id, name = calls.get(data.item_id, (data.item_id, ""))
+        return deltas.tool_call(call_id, name or None, data.delta)
+    elif isinstance(data, ResponseTextDeltaEvent):
+        return deltas.text(data.delta)
+    elif isinstance(data, (ResponseReasoningTextDeltaEvent, ResponseReasoningSummaryTextDeltaEvent)):
+        return deltas.reasoning(data.delta)
+    return None
 
 
 class _JoinedRunHooks(RunHooks[Any]):

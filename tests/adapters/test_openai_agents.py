@@ -1313,3 +1313,19 @@ def test_without_the_run_config_model_turn_finished_observes_and_refuses_a_retry
     assert (result.final_output, seen) == ("fine", ["fine"])
     with pytest.raises(HookValueError, match=r"Cannot repeat turn 1 as hook '.*judge' asked: the run has no hookreg"):
         asyncio.run(Runner.run(Agent(name="a", model=answering("again")), "hi", hooks=hooks))
+
+
+def test_post_turn_sees_each_accepted_answer_before_stop_judges_it() -> None:
+    """As in the run contract: an accepted answer fires post_turn, then stop may keep the run going."""
+    registry = HookRegistry()
+    events: list[str] = []
+    registry.post_turn(lambda ctx: events.append(f"post_turn {ctx.response_text}"))
+
+    @registry.stop
+    def not_yet(ctx: StopContext) -> HookResult:
+        events.append(f"stop {ctx.response_text}")
+        return HookResult.deny("check your work") if ctx.continuation_count == 0 else HookResult.allow()
+
+    model = ScriptedModel([[assistant_message("draft")], [assistant_message("final")]])
+    assert asyncio.run(run_through(hookreg_run_hooks(registry), Agent(name="a", model=model), "go", streamed=False))
+    assert events == ["post_turn draft", "stop draft", "post_turn final", "stop final"]
