@@ -381,6 +381,28 @@ def test_delta_points_fire_through_stream_events() -> None:
     assert texts == [("done", "done")]
 
 
+def test_text_deltas_aggregate_over_their_model_call() -> None:
+    """A streamed call's text deltas aggregate over the whole call (every message it streams), afresh in each call."""
+    registry = HookRegistry()
+    texts: list[tuple[str, str]] = []
+    registry.text_delta(lambda ctx: texts.append((ctx.delta, ctx.aggregated)))
+    model = ScriptedModel(
+        [
+            [assistant_message("one "), function_call(TOOL_NAME, {"text": "hi"}, call_id="c1")],
+            [assistant_message("two "), assistant_message("three")],
+        ]
+    )
+    agent = Agent(name="tester", model=model, tools=guard_tools([echo_tool(RecordingTool())], registry))
+    hooks = hookreg_run_hooks(registry)
+
+    async def consume() -> None:
+        async for _ in hooks.stream_events(hooks.run_streamed(agent, "go")):
+            pass
+
+    asyncio.run(consume())
+    assert texts == [("one ", "one "), ("two ", "two "), ("three", "two three")]
+
+
 # --- the run contract (DESIGN §8) ---------------------------------------------------------------
 
 
