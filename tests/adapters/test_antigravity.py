@@ -6,8 +6,10 @@ import asyncio
 import copy
 import functools
 import gc
+import json
 import warnings
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -35,6 +37,7 @@ from hookreg import (
     UserPromptSubmitContext,
 )
 from hookreg.adapters.antigravity import with_hookreg
+from hookreg.testing.conformance import Answer, RunReport
 from tests.adapters.antigravity_fake import FakeModel, serve, text, tool_call
 
 ALLOW_ALL = [policy.allow_all()]
@@ -381,3 +384,94 @@ def test_an_older_release_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(sys.modules, "hookreg.adapters.antigravity")
     with pytest.raises(ImportError, match=r"google-antigravity 0\.1\.20 is installed.*google-antigravity>=0\.1\.21"):
         importlib.import_module("hookreg.adapters.antigravity")
+
+
+# --- the SDK as a run-contract kit Framework (test_antigravity_kit.py runs it) ---
+
+
+def scripted(answer: Answer) -> dict[str, Any]:
+    """One kit answer as the fake chat-completions server plays it."""
+    if answer.error is not None:
+        return {"error": True}
+    if answer.hang:
+        return {"hang": True}
+    calls = [
+        {
+            "id": call.call_id,
+            "type": "function",
+            "function": {
+                "name": call.tool_name,
+                "arguments": call.args if isinstance(call.args, str) else json.dumps(dict(call.args)),
+            },
+        }
+        for call in answer.calls
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
+    if calls:
+        message["tool_calls"] = calls
+    if answer.truncated:
+        message["finish_reason"] = "length"
+    return message
+
+
+def sdk_tool(name: str, fn: Callable[..., str]) -> Callable[..., str]:
+    """A kit tool as the SDK reads a custom tool: a named, documented function with echo's signature."""
+
+    def tool(text: str, prefix: str = "", suffix: str = "") -> str:
+        return fn(text=text, prefix=prefix, suffix=suffix)
+
+    tool.__name__ = tool.__qualname__ = name
+    tool.__doc__ = f"{name}: return prefix + text + suffix."
+    return tool
+
+
+@dataclass
+class AgWiring:
+    registry: HookRegistry
+    tools: Mapping[str, Callable[..., str]]
+
+    async def run(self, answers: tuple[Answer, ...], *, prompt: str, streamed: bool) -> RunReport:
+        with serve(FakeModel([scripted(a) for a in answers])) as model:
+            cfg = LocalOpenAIAgentConfig(
+                model="fake",
+                base_url=model.base_url,
+                tools=[sdk_tool(name, fn) for name, fn in self.tools.items()],
+                policies=[policy.allow_all()],
+            )
+            async with Agent(with_hookreg(cfg, self.registry)) as agent:
+                response = await agent.chat(prompt)
+                output = await response.text()
+            return RunReport(tool_messages=model.tool_messages_by_call(), output=output)
+
+
+class Antigravity:
+    """The Antigravity SDK as a kit `Framework`: its localharness runtime on a fake chat-completions server."""
+
+    name = "antigravity"
+    streams = False  # agent.chat is the one entry point
+    stop_raises = False  # the SDK's hook runner swallows every hook exception
+    limits: Mapping[str, str] = {
+        # The runtime checks a call's tool and arguments itself before any hook runs.
+        "non_object_arguments": "the runtime refuses arguments that are not an object before any hook runs",
+        "malformed_arguments": "the runtime refuses malformed arguments before any hook runs",
+        "arguments_failing_the_schema": "the runtime checks arguments against the tool's schema before any hook runs",
+        "unknown_tool": "the runtime answers a call to an unknown tool itself: no hook reaches hookreg",
+        "tool_not_offered": "the SDK offers no per-request tool list: pre_model_call never fires",
+        "finish_reasons_mapped": "the SDK has no hook after each model call: model_turn_finished never fires",
+        "wiring_reused_for_a_second_run": "the SDK has no hook per model call: a turn is a prompt (agent.chat)",
+        "concurrent_runs_on_one_wiring": "the SDK has no hook per model call: a turn is a prompt (agent.chat)",
+        "turn_scratchpad_fresh_each_turn": "the SDK has no hook per model call: a turn is a prompt (agent.chat)",
+        "observers_fire_once": "raw_result is the runtime's JSON text of the result, not the value the tool returned",
+        "result_rewrite_reaches_model": "PostToolCallHook only inspects: the model reads the tool's own result",
+        "tool_fails_by_exception_and_by_error_result": (
+            "the SDK hands OnToolErrorHook its error text, never the tool's exception"
+        ),
+        "stop_run_from_an_observer": "the SDK swallows a hook's exception: an observer cannot stop the run",
+        "stop_run_from_a_tool_hook": "the SDK swallows a hook's exception: a tool hook cannot stop the run",
+        "run_level_ask": "a refused turn reaches the caller as the SDK's AntigravityExecutionError, not as StopRun",
+        "model_error_ends_failed": "the runtime retries a failing model call instead of ending the run",
+        "cancellation_ends_cancelled": "the SDK ends a session alike on close and cancel: it ends completed",
+    }
+
+    def wire(self, registry: HookRegistry, tools: Mapping[str, Callable[..., str]]) -> AgWiring:
+        return AgWiring(registry, tools)
