@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -31,7 +31,7 @@ from hookreg import (
     PreToolCallDecideContext,
     StopRun,
 )
-from hookreg.adapters.openai_agents import guard_tools, hookreg_run_hooks
+from hookreg.adapters.openai_agents import HookregRunHooks, guard_tools, hookreg_run_hooks
 
 
 @pytest.fixture(autouse=True)
@@ -321,6 +321,11 @@ def allowing_gate(registry: HookRegistry) -> list[str]:
     return gated
 
 
+async def final_output(run: Awaitable[RunResult]) -> object:
+    """The final output of a blocking run."""
+    return (await run).final_output
+
+
 def session_log(registry: HookRegistry) -> list[str]:
     """Record each session start and end (with its status) as they fire."""
     log: list[str] = []
@@ -329,8 +334,17 @@ def session_log(registry: HookRegistry) -> list[str]:
     return log
 
 
-@pytest.mark.parametrize("saved", [False, True])
-def test_a_paused_and_resumed_run_is_one_session(saved: bool) -> None:
+async def resume_streamed(hooks: HookregRunHooks, agent: Agent[Any], state: RunState[Any]) -> object:
+    """Resume `state` through hooks.run_streamed, consuming its events; return the final output."""
+    result = hooks.run_streamed(agent, state)
+    async for _ in hooks.stream_events(result):
+        pass
+    return result.final_output
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+@pytest.mark.parametrize("saved", [False, True], ids=["in_memory", "json"])
+def test_a_paused_and_resumed_run_is_one_session(saved: bool, streamed: bool) -> None:
     """A run paused on an approval stays open; its resume (in memory or from JSON) is the same session, gated once."""
     registry = HookRegistry()
     log = session_log(registry)
@@ -344,8 +358,8 @@ def test_a_paused_and_resumed_run_is_one_session(saved: bool) -> None:
     if saved:
         state = asyncio.run(RunState.from_json(agent, state.to_json()))
     state.approve(state.get_interruptions()[0])
-    resumed = asyncio.run(hooks.run(agent, state))
-    assert resumed.final_output == "done"
+    resumed = resume_streamed(hooks, agent, state) if streamed else final_output(hooks.run(agent, state))
+    assert asyncio.run(resumed) == "done"
     assert shell.ran == [{"command": "ls", "lines": 1}]
     assert gated == ["c1"]
     assert log == [start, start.replace("start", "end completed")]
