@@ -36,7 +36,7 @@ Example:
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -88,6 +88,7 @@ __all__ = ["ToolFailure", "with_hookreg"]
 
 P = HookPoint
 _ConfigT = TypeVar("_ConfigT", bound=AgentConfig)
+_T = TypeVar("_T")
 
 
 class ToolFailure(Exception):  # noqa: N818 -- it is the tool's failure, as the SDK reported it
@@ -108,6 +109,17 @@ class _Session:
         call_id = str(getattr(data, "id", None) or getattr(data, "call_id", None) or "")
         name = str(getattr(data, "name", None) or getattr(data, "tool_name", None) or "")
         return ToolCallRequest(call_id, name, self.approved.pop(call_id, {}))
+
+    async def guarded(self, work: Awaitable[_T], default: _T) -> _T:
+        """Await `work`; a StopRun or a hook's failure is kept for the session's end, and `default` answers the SDK.
+
+        The SDK's hook runner would swallow it: kept, it ends the session ``stopped`` (or ``failed``).
+        """
+        try:
+            return await work
+        except Exception as exc:  # noqa: BLE001 -- kept, and re-raised as the session's outcome
+            _fail(self, exc)
+            return default
 
 
 class _Sessions:
@@ -209,7 +221,8 @@ class _PostTool(PostToolCallHook):  # type: ignore[misc]  # the SDK is untyped
             return
         session = self.sessions.get(context)
         state = session.state
-        await adrive(state.registry, succeeded(state.registry, state.run, session.call(data), data.result))
+        flow = succeeded(state.registry, state.run, session.call(data), data.result)
+        await session.guarded(adrive(state.registry, flow), None)
 
 
 class _ToolError(OnToolErrorHook):  # type: ignore[misc]  # the SDK is untyped
@@ -219,9 +232,8 @@ class _ToolError(OnToolErrorHook):  # type: ignore[misc]  # the SDK is untyped
     async def run(self, context: HookContext, data: Exception) -> str | None:
         session = self.sessions.get(context)
         state, message, call = session.state, str(data), session.call(data)
-        text = await adrive(
-            state.registry, failed(state.registry, state.run, call, ToolFailure(message), message=message)
-        )
+        flow = failed(state.registry, state.run, call, ToolFailure(message), message=message)
+        text = await session.guarded(adrive(state.registry, flow), message)
         return None if text == message else text  # None: the SDK's own error text
 
 
@@ -230,8 +242,10 @@ class _PostTurn(PostTurnHook):  # type: ignore[misc]  # the SDK is untyped
         self.sessions = sessions
 
     async def run(self, context: HookContext, data: str) -> None:
-        run = self.sessions.get(context).state.run
-        await self.sessions.registry.anotify(P.POST_TURN, PostTurnContext(turn=run.turn, response_text=data, run=run))
+        session = self.sessions.get(context)
+        run = session.state.run
+        ctx = PostTurnContext(turn=run.turn, response_text=data, run=run)
+        await session.guarded(self.sessions.registry.anotify(P.POST_TURN, ctx), None)
 
 
 class _Stop(StopHook):  # type: ignore[misc]  # the SDK is untyped
@@ -239,8 +253,10 @@ class _Stop(StopHook):  # type: ignore[misc]  # the SDK is untyped
         self.sessions = sessions
 
     async def run(self, context: HookContext, data: ag_types.StopArgs) -> ag_types.StopHookResult:
-        state = self.sessions.get(context).state
-        feedback = await adrive(state.registry, state.stop(data.response_text))
+        session = self.sessions.get(context)
+        state = session.state
+        # A failure stops the run rather than loops it (the stop point's own rule, DESIGN §5).
+        feedback = await session.guarded(adrive(state.registry, state.stop(data.response_text)), None)
         if feedback is None:
             return ag_types.StopHookResult(decision=ag_types.StopDecision.ALLOW_STOP)
         return ag_types.StopHookResult(decision=ag_types.StopDecision.CONTINUE, reason=feedback)
@@ -251,10 +267,10 @@ class _Compaction(OnCompactionHook):  # type: ignore[misc]  # the SDK is untyped
         self.sessions = sessions
 
     async def run(self, context: HookContext, data: ag_types.Step) -> None:
-        run = self.sessions.get(context).state.run
+        session = self.sessions.get(context)
         # The SDK reports the summary, not how many messages it replaced.
-        ctx = OnCompactionContext(removed=0, summary_chars=len(str(data.content or "")), run=run)
-        await self.sessions.registry.anotify(P.ON_COMPACTION, ctx)
+        ctx = OnCompactionContext(removed=0, summary_chars=len(str(data.content or "")), run=session.state.run)
+        await session.guarded(self.sessions.registry.anotify(P.ON_COMPACTION, ctx), None)
 
 
 _RUN_LEVEL: tuple[tuple[tuple[HookPoint, ...], type[Any]], ...] = (
