@@ -390,7 +390,15 @@ def measure(rounds: int) -> dict[str, dict[str, float]]:
 def table(figures: dict[str, dict[str, float]], rounds: int) -> str:
     """The Markdown section RESULTS.md gets."""
     versions = []
-    for distribution in ("pydantic-ai-slim", "openai-agents", "strands-agents", "langchain", "langgraph"):
+    for distribution in (
+        "pydantic-ai-slim",
+        "openai-agents",
+        "strands-agents",
+        "langchain",
+        "langgraph",
+        "claude-agent-sdk",
+        "google-adk",
+    ):
         from importlib.metadata import version
 
         versions.append(f"{distribution} {version(distribution)}")
