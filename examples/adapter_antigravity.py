@@ -7,8 +7,8 @@ Runs the SDK's local runtime against an OpenAI-compatible chat-completions serve
 import asyncio
 import os
 
-from google.antigravity import Agent, LocalOpenAIAgentConfig  # type: ignore[import-untyped]  # the SDK ships no py.typed
-from google.antigravity.hooks import policy  # type: ignore[import-untyped]  # the SDK ships no py.typed
+from google.antigravity import Agent, LocalOpenAIAgentConfig
+from google.antigravity.hooks import policy
 
 from hookreg import HookRegistry, HookResult, PermissionDeniedContext, PostToolCallContext, PreToolCallDecideContext
 from hookreg.adapters.antigravity import with_hookreg

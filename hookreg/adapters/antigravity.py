@@ -43,6 +43,7 @@ from typing import Any, TypeVar
 from hookreg import (
     HookPoint,
     HookRegistry,
+    HookValueError,
     OnCompactionContext,
     PostTurnContext,
     RunContext,
@@ -50,7 +51,6 @@ from hookreg import (
     StopRun,
     ToolCallRequest,
 )
-from hookreg._errors import HookValueError
 from hookreg._lifecycle import (
     RunState,
     adrive,
@@ -68,9 +68,9 @@ require_release(
 )  # 0.1.21: the oldest release the adapter's tests pass on
 
 try:
-    from google.antigravity import types as ag_types  # type: ignore[import-untyped]  # the SDK ships no py.typed
-    from google.antigravity.connections.connection import AgentConfig  # type: ignore[import-untyped]  # the SDK ships no py.typed
-    from google.antigravity.hooks import (  # type: ignore[import-untyped]  # the SDK ships no py.typed
+    from google.antigravity import types as ag_types
+    from google.antigravity.connections.connection import AgentConfig
+    from google.antigravity.hooks import (
         HookContext,
         OnCompactionHook,
         OnSessionEndHook,

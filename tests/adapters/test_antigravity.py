@@ -16,9 +16,10 @@ import pytest
 
 pytest.importorskip("google.antigravity")
 
-from google.antigravity import Agent, LocalOpenAIAgentConfig, types  # type: ignore[import-untyped]  # the SDK ships no py.typed
-from google.antigravity.hooks import PreToolCallDecideHook, policy  # type: ignore[import-untyped]  # the SDK ships no py.typed
-from google.antigravity.hooks.hook_runner import HookRunner  # type: ignore[import-untyped]  # the SDK ships no py.typed
+from antigravity_fake import FakeModel, serve, text, tool_call
+from google.antigravity import Agent, LocalOpenAIAgentConfig, types
+from google.antigravity.hooks import PreToolCallDecideHook, policy
+from google.antigravity.hooks.hook_runner import HookRunner
 
 from hookreg import (
     HookRegistry,
@@ -38,7 +39,6 @@ from hookreg import (
 )
 from hookreg.adapters.antigravity import with_hookreg
 from hookreg.testing.conformance import Answer, RunReport
-from tests.adapters.antigravity_fake import FakeModel, serve, text, tool_call
 
 ALLOW_ALL = [policy.allow_all()]
 

@@ -11,8 +11,9 @@ import pytest
 pytest.importorskip("google.antigravity")
 
 
+from test_antigravity import Antigravity
+
 from hookreg.testing.conformance import RUN_SCENARIOS, RunScenario, run_contract_cases
-from tests.adapters.test_antigravity import Antigravity
 
 FRAMEWORK = Antigravity()
 

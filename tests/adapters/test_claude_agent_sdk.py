@@ -27,6 +27,8 @@ from claude_agent_sdk import (
     create_sdk_mcp_server,
     tool,
 )
+from external.claude_code.cli import _OFFLINE, Project, _fake_bash, find_cli
+from external.claude_code.fake_api import FakeMessagesAPI, ModelCall, ModelTurn
 
 from hookreg import (
     HookPoint,
@@ -56,8 +58,6 @@ from hookreg import (
 from hookreg._lifecycle import RunState
 from hookreg.adapters.claude_agent_sdk import HookregHooks, ToolFailure, _Run
 from hookreg.testing.conformance import Answer, ReportedError, RunReport
-from tests.external.claude_code.cli import _OFFLINE, Project, _fake_bash, find_cli
-from tests.external.claude_code.fake_api import FakeMessagesAPI, ModelCall, ModelTurn
 
 # --- the callbacks, as the SDK calls them ----------------------------------------------
 

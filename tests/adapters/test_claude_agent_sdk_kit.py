@@ -8,10 +8,10 @@ import pytest
 
 pytest.importorskip("claude_agent_sdk")
 
+from external.claude_code.cli import find_cli
 from test_claude_agent_sdk import ClaudeAgentSdk
 
 from hookreg.testing.conformance import RUN_SCENARIOS, RunScenario, run_contract_cases
-from tests.external.claude_code.cli import find_cli
 
 
 @pytest.fixture(scope="module")
