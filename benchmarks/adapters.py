@@ -2,6 +2,7 @@
 
     python benchmarks/adapters.py            # full run, writes the "In a real framework" part of RESULTS.md
     python benchmarks/adapters.py --quick    # smoke run (CI), writes nothing
+    python benchmarks/adapters.py --only strands --rounds 100   # one framework, writes nothing
 
 What a user feels is the cost per run (DESIGN §9 "In a real framework"). Each framework runs one offline agent
 run — its own test model asks for one tool call, the tool runs, the model answers — three ways, side by side in
@@ -360,11 +361,12 @@ FRAMEWORKS: dict[str, Callable[[HookRegistry | None], Run]] = {
 }
 
 
-def measure(rounds: int) -> dict[str, dict[str, float]]:
-    """µs per run of each framework's three variants (median over interleaved rounds)."""
+def measure(rounds: int, names: Sequence[str]) -> dict[str, dict[str, float]]:
+    """µs per run of the three variants of each framework in `names` (median over interleaved rounds)."""
     loop = asyncio.new_event_loop()
     figures: dict[str, dict[str, float]] = {}
-    for name, build in FRAMEWORKS.items():
+    for name in names:
+        build = FRAMEWORKS[name]
         runs = {variant: build(registry) for variant, registry in registries().items()}
         outputs = {variant: loop.run_until_complete(run()) for variant, run in runs.items()}
         if len(set(map(str, outputs.values()))) != 1:
@@ -438,11 +440,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run that writes nothing")
     parser.add_argument("--rounds", type=int, default=400, help="interleaved rounds per framework")
+    parser.add_argument(
+        "--only", action="append", choices=sorted(FRAMEWORKS), help="measure this framework only (writes nothing)"
+    )
     options = parser.parse_args(argv)
     rounds = 5 if options.quick else options.rounds
-    section = table(measure(rounds), rounds)
+    section = table(measure(rounds, options.only or list(FRAMEWORKS)), rounds)
     sys.stdout.write(section)
-    if not options.quick:
+    if not options.quick and not options.only:
         write(section)
     return 0
 
