@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast, final
 
 from hookreg._context import PermissionDeniedContext, PreToolCallDecideContext
 from hookreg._errors import HookTypeError, StopRun
+from hookreg._log import log
 from hookreg._plan import async_refusal
 from hookreg._points import HookPoint, HookStyle
 from hookreg._registry import RegistryCore, hook_rows, snapshot
@@ -266,6 +267,37 @@ async def _anotify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
 
 # --- resolving a tool call ------------------------------------------------------
 
+_NOT_COPIED: set[tuple[str, str]] = set()  # (tool, key) pairs args_not_copied was logged for
+
+
+def approved_args(tool_name: str, args: Mapping[str, object]) -> dict[str, object]:
+    """A deep copy of a call's args, the one its tool gets (DESIGN §3, "What runs is what was approved").
+
+    Nothing a hook, a framework or the caller changes in place afterwards reaches
+    the tool. Shared references and cycles are kept. A value `copy.deepcopy`
+    refuses (a lock, a file, a client a transform injected) is handed over as
+    the very object, logged once per tool and key as ``args_not_copied``.
+    """
+    import copy  # noqa: PLC0415 -- on the first gated tool call: `import hookreg` stays light
+
+    memo: dict[int, object] = {}
+    try:
+        return copy.deepcopy(dict(args), memo)
+    except Exception:  # noqa: BLE001 -- some value cannot be copied: find which, key by key
+        memo = {}
+    copied: dict[str, object] = {}
+    for key, value in args.items():
+        try:
+            copied[key] = copy.deepcopy(value, memo)
+        except Exception:  # noqa: BLE001 -- handed over as it is, and said so
+            memo = {}  # what the failed copy left half built is not reused
+            copied[key] = value
+            if (tool_name, key) not in _NOT_COPIED:
+                _NOT_COPIED.add((tool_name, key))
+                log("warning", "args_not_copied", tool=tool_name, key=key)
+    return copied
+
+
 _RESOLUTION_POINTS = (HookPoint.TRANSFORM_TOOL_INPUT, HookPoint.PRE_TOOL_CALL_DECIDE, HookPoint.PERMISSION_DENIED)
 
 
@@ -274,9 +306,13 @@ def resolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> T
 
     Runs ``transform_tool_input``, then ``pre_tool_call_decide`` on the
     transformed arguments (gates judge what will execute), then on a deny
-    (not an ask) ``permission_denied``. A `StopRun` raised after a rewrite
-    carries the rewritten arguments in ``effective_args``.
+    (not an ask) ``permission_denied``. The resolution's ``args`` is a deep
+    copy of the transformed arguments taken before the first gate ran, so a
+    gate changing a nested value in place cannot change what was approved
+    (the caller's own mapping when neither point has a hook). A `StopRun`
+    raised after a rewrite carries the rewritten arguments in ``effective_args``.
     """
+    copies = self.has_hooks(HookPoint.TRANSFORM_TOOL_INPUT) or self.has_hooks(HookPoint.PRE_TOOL_CALL_DECIDE)
     plans = snapshot(self, _RESOLUTION_POINTS)  # one resolve runs on the hooks it started with (DESIGN §3)
     for point in _RESOLUTION_POINTS:
         reg = self.callbacks(point)
@@ -286,6 +322,7 @@ def resolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> T
     token = _RESOLVING.set(_Resolve())
     try:
         args = transform(plans, HookPoint.TRANSFORM_TOOL_INPUT, ctx)
+        approved = approved_args(ctx.tool_name, args) if copies else args
         gate_ctx = _gate_context(ctx, args)
         denied = None
         try:
@@ -298,15 +335,17 @@ def resolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> T
             raise
     finally:
         _RESOLVING.reset(token)
-    return ToolCallResolution(args=args, result=result, rewritten=args is not ctx.args)
+    return ToolCallResolution(args=approved, result=result, rewritten=args is not ctx.args)
 
 
 async def _aresolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
     """The coroutine `aresolve_tool_call` wraps: what awaiting it runs."""
+    copies = self.has_hooks(HookPoint.TRANSFORM_TOOL_INPUT) or self.has_hooks(HookPoint.PRE_TOOL_CALL_DECIDE)
     plans = snapshot(self, _RESOLUTION_POINTS)  # one resolve runs on the hooks it started with (DESIGN §3)
     token = _RESOLVING.set(_Resolve())
     try:
         args = await _atransform(plans, HookPoint.TRANSFORM_TOOL_INPUT, ctx)
+        approved = approved_args(ctx.tool_name, args) if copies else args
         gate_ctx = _gate_context(ctx, args)
         denied = None
         try:
@@ -319,7 +358,7 @@ async def _aresolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext,
             raise
     finally:
         _RESOLVING.reset(token)
-    return ToolCallResolution(args=args, result=result, rewritten=args is not ctx.args)
+    return ToolCallResolution(args=approved, result=result, rewritten=args is not ctx.args)
 
 
 def _gate_context(ctx: PreToolCallDecideContext, args: Mapping[str, object]) -> PreToolCallDecideContext:

@@ -497,56 +497,18 @@ def gate(  # noqa: PLR0913 -- the call's three parts and the three things a fram
     return (yield from _resolve(registry, run, call, validate))
 
 
-_NOT_COPIED: set[tuple[str, str]] = set()  # (tool, key) pairs args_not_copied was logged for
-
-
-def _approved(tool_name: str, args: Mapping[str, object]) -> dict[str, object]:
-    """A deep copy of the args a gate chain approved, the one a tool gets (DESIGN §3, "What runs is what was approved").
-
-    Nothing a hook, a framework or the caller changes in place afterwards reaches
-    the tool. Shared references and cycles are kept. A value `copy.deepcopy`
-    refuses (a lock, a file, a client a transform injected) is handed over as
-    the very object, logged once per tool and key as ``args_not_copied``.
-    """
-    import copy  # noqa: PLC0415 -- on the first gated tool call: `import hookreg` stays light
-
-    memo: dict[int, object] = {}
-    try:
-        return copy.deepcopy(dict(args), memo)
-    except Exception:  # noqa: BLE001 -- some value cannot be copied: find which, key by key
-        memo = {}
-    copied: dict[str, object] = {}
-    for key, value in args.items():
-        try:
-            copied[key] = copy.deepcopy(value, memo)
-        except Exception:  # noqa: BLE001 -- handed over as it is, and said so
-            memo = {}  # what the failed copy left half built is not reused
-            copied[key] = value
-            if (tool_name, key) not in _NOT_COPIED:
-                _NOT_COPIED.add((tool_name, key))
-                log("warning", "args_not_copied", tool=tool_name, key=key)
-    return copied
-
-
 def _resolve(
     registry: HookRegistry, run: RunContext, call: ToolCallRequest, validate: Validator | None
 ) -> Steps[GateResult]:
     """Transform and gate a valid call; settle an ``ask``; deny unless the verdict allows."""
     verdict, rewritten = HookResult.allow(), False
-    transforms = registry.has_hooks(P.TRANSFORM_TOOL_INPUT)
-    if transforms or registry.has_hooks(P.PRE_TOOL_CALL_DECIDE):
-        # With no input transform, every gate judges these very args: copied before the first gate
-        # runs, a later gate changing a nested value in place cannot change what executes.
-        judged = None if transforms else _approved(call.tool_name, call.args)
+    if registry.has_hooks(P.TRANSFORM_TOOL_INPUT) or registry.has_hooks(P.PRE_TOOL_CALL_DECIDE):
         ctx = PreToolCallDecideContext(tool_name=call.tool_name, args=call.args, call_id=call.call_id, run=run)
         resolution: ToolCallResolution = yield Dispatch("resolve_tool_call", P.PRE_TOOL_CALL_DECIDE, ctx)
         verdict, rewritten = resolution.result, resolution.rewritten
-        if verdict.decision is not Decision.DENY:  # before the ask's hooks run: they could change what was approved
-            if judged is None or rewritten:
-                judged = _approved(call.tool_name, resolution.args)
-            call = dataclasses.replace(call, args=judged)
-        elif rewritten:
-            call = dataclasses.replace(call, args=resolution.args)
+        # resolution.args is the deep copy resolve took before the first gate: what the gates approved, which
+        # no hook, framework or caller changing a nested value in place afterwards can change
+        call = dataclasses.replace(call, args=dict(resolution.args))
     if verdict.decision is Decision.ASK:
         verdict = yield from ask(registry, run, verdict, call.tool_name)
         if not verdict.allowed:  # resolve_tool_call fired permission_denied for a deny, not for an ask

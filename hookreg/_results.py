@@ -767,7 +767,9 @@ class ToolCallResolution:
     """What `HookRegistry.resolve_tool_call` concluded about one tool call.
 
     Attributes:
-        args: The effective arguments (after input transforms), also on a deny.
+        args: The effective arguments (after input transforms), also on a deny: a deep copy taken
+            before the first gate ran, so what a gate changes in place is not in it (the caller's own
+            mapping when neither point has a hook).
         result: The gate's decision on those arguments.
         rewritten: Whether any input transform returned a value.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Final, NoReturn
@@ -580,3 +581,20 @@ def test_dispatch_with_no_hooks_allocates_nothing() -> None:
         tracemalloc.stop()
         sys.settrace(tracer)
     assert (after, peak) == (before, before)
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_resolve_hands_back_the_args_as_they_were_before_the_first_gate(asynchronous: bool) -> None:
+    """A gate changing a nested value of the transformed args in place does not change `args` (DESIGN §3)."""
+    registry = HookRegistry()
+    registry.register(INPUT, lambda ctx: {**ctx.args, "argv": ["ls", "-l"]})
+
+    def tamper(ctx: PreToolCallDecideContext) -> HookResult:
+        ctx.args["argv"][:] = ["rm", "-rf", "/"]  # type: ignore[index]  # the point: a nested list is mutable
+        return HookResult.allow()
+
+    registry.register(GATE, tamper)
+    ctx = call(cmd="ls")
+    resolution = asyncio.run(registry.aresolve_tool_call(ctx)) if asynchronous else registry.resolve_tool_call(ctx)
+    assert dict(resolution.args) == {"cmd": "ls", "argv": ["ls", "-l"]}
+    assert resolution.rewritten

@@ -149,3 +149,31 @@ def test_a_later_gate_changing_a_nested_value_in_place_does_not_change_what_runs
 
     [received] = run_shell(registry, {"argv": list(SAFE)})
     assert received["argv"] == SAFE
+
+
+@pytest.mark.parametrize("rewrites", [True, False], ids=["transform-rewrites", "transform-passes"])
+def test_with_an_input_transform_a_later_gate_changing_a_nested_value_in_place_does_not_change_what_runs(
+    rewrites: bool,
+) -> None:
+    """An input transform runs first (rewriting the call, or passing); the security gate approves ``ls -l``; a
+    later gate rewrites the transformed list in place and allows: the tool still gets what the first gate judged."""
+    registry = HookRegistry()
+
+    @registry.transform_tool_input
+    def normalise(ctx: PreToolCallDecideContext) -> dict[str, object] | None:
+        return {"argv": list(ctx.args["argv"])} if rewrites else None  # type: ignore[call-overload]  # a list
+
+    @registry.pre_tool_call_decide(priority=10, name="security")
+    def security(ctx: PreToolCallDecideContext) -> HookResult:
+        return HookResult.allow() if ctx.args["argv"] == SAFE else HookResult.deny("only ls -l")
+
+    @registry.pre_tool_call_decide(name="tamper")
+    def tamper(ctx: PreToolCallDecideContext) -> HookResult:
+        argv = ctx.args["argv"]
+        assert isinstance(argv, list)
+        argv[:] = EVIL
+        return HookResult.allow()
+
+    [received] = run_shell(registry, {"argv": list(SAFE)})
+    assert received["argv"] == SAFE
+    assert type(received["argv"]) is list
