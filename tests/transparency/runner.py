@@ -6,7 +6,8 @@ adapter (``openai_agents``); ``transparency_<module>.py`` beside this file decla
 
 - ``DIST``: the distribution whose tests run, at the release installed; its sdist comes from the package index into
   the git-ignored ``.cache/transparency/`` (``TESTS_FROM``: an environment variable naming a checkout instead, for a
-  framework whose sdist ships no tests);
+  framework whose sdist ships no tests; ``TESTS_IN_PACKAGE``: the import name of an installed package whose tests
+  ship inside it, copied from there into the cache);
 - ``TEST_REQUIREMENTS``: what those tests import beyond the framework (nox installs them);
 - ``FILES``: the test files run (the agent loop, tools, streaming, approval, middleware), ``SUBSET``: those
   ``.ci/run`` runs, ``PYTEST_ARGS``: options the suite needs;
@@ -25,8 +26,10 @@ import argparse
 import hashlib
 import importlib
 import importlib.metadata
+import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -56,6 +59,9 @@ def framework(module: str) -> ModuleType:
 
 def sources(spec: ModuleType) -> Path:
     """The root of the framework's tests at the installed release: its sdist, unpacked once into the cache."""
+    package: str | None = getattr(spec, "TESTS_IN_PACKAGE", None)
+    if package is not None:
+        return installed_tests(spec, package)
     checkout_variable: str | None = getattr(spec, "TESTS_FROM", None)
     if checkout_variable is not None:
         checkout = os.environ.get(checkout_variable)
@@ -90,6 +96,41 @@ def sources(spec: ModuleType) -> Path:
             tar.extractall(scratch, filter="data")
         (unpacked,) = (p for p in Path(scratch).iterdir() if p.is_dir())
         unpacked.rename(root)
+    return root
+
+
+def installed_tests(spec: ModuleType, package: str) -> Path:
+    """The tests the installed `package` ships (its ``*_test.py`` and ``test_*.py`` files), copied once into the cache.
+
+    Copied under their import path below ``shipped-tests/`` (``shipped-tests/google/antigravity/agent_test.py``),
+    beside a ``pytest.ini`` of their own, so that they run like an sdist's tests: pytest reads no configuration from
+    the directories above (hookreg's pyproject.toml among them) and writes nothing into site-packages. The folder's
+    name is no importable name, so the copies never shadow the installed package they test (``python -m pytest``
+    puts the working directory first on ``sys.path``).
+    """
+    version = importlib.metadata.version(spec.DIST)
+    root = CACHE / f"{spec.DIST}-{version}-installed"
+    if root.is_dir():
+        return root
+    found = importlib.util.find_spec(package)
+    if found is None or not found.submodule_search_locations:
+        msg = f"Cannot find the tests of {spec.DIST}: {package!r} is not an installed package. Install {spec.DIST}."
+        raise SystemExit(msg)
+    top = Path(next(iter(found.submodule_search_locations)))
+    base = top.parents[package.count(".")]  # where the package's import path starts
+    tests = sorted({*top.rglob("*_test.py"), *top.rglob("test_*.py")})
+    if not tests:
+        msg = f"Cannot find the tests of {spec.DIST}: {top} holds no test files. Set TESTS_FROM to a checkout instead."
+        raise SystemExit(msg)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=CACHE) as scratch:
+        copy = Path(scratch) / "tests"
+        for test in tests:
+            target = copy / "shipped-tests" / test.relative_to(base)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(test, target)
+        (copy / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        copy.rename(root)
     return root
 
 
