@@ -12,13 +12,23 @@ tool calls a model answer asks for belong to its turn. Every rule of the run
 contract comes from `hookreg._lifecycle`; this module translates LangChain's
 events into its flows. Only LangChain's public middleware hooks are used.
 
+hookreg adds no graph node: its run-level points run inside its
+``wrap_model_call`` — each layer and node LangChain adds costs every run,
+whatever the registry holds. Only when another listed middleware has a
+``before_model`` / ``after_model`` node (which may end the run or send it
+back to the model around hookreg's call: a call limit, a human review) does
+`HookregMiddleware.around` list the *staged* shape of the same middleware,
+whose ``before_agent`` / ``before_model`` / ``after_model`` / ``after_agent``
+nodes do the same work outermost; each point below names its node there.
+
 Where each hook point runs:
 
-- ``on_session_start``, ``user_prompt_submit``: ``before_agent``. The
+- ``on_session_start``, ``user_prompt_submit``: the run's first model call
+  (staged: ``before_agent``). The
   session id is the LangGraph thread id when the run has one (a checkpointer
   and ``config={"configurable": {"thread_id": ...}}``), else the run id.
-- ``pre_turn``: ``before_model`` (every model call, also one a ``stop`` or a
-  ``model_turn_finished`` sent the agent back to).
+- ``pre_turn``: every model call, before the model (staged: ``before_model``),
+  also one a ``stop`` or a ``model_turn_finished`` sent the agent back to.
 - ``pre_model_call``, ``model_select``: ``wrap_model_call``. The merged
   `hookreg.RequestPatch` applies to that very ``ModelRequest``: ``preamble``
   replaces the system prompt and ``extra_context`` blocks are appended to it;
@@ -38,7 +48,8 @@ Where each hook point runs:
   model the user passed is the one called, never a copy. They
   fire when the model streams (``agent.stream(..., stream_mode="messages")``,
   or a model made with ``streaming=True``); a call answered whole fires none.
-- ``model_turn_finished``, ``post_turn``, ``stop``: ``after_model``. The
+- ``model_turn_finished``, ``post_turn``, ``stop``: the model call, once
+  the model answered (staged: ``after_model``). The
   finish reason is the answer's ``response_metadata["finish_reason"]`` (or
   ``stop_reason``), mapped to `hookreg.FinishReason`; ``message_id`` is the
   answer's id and ``model`` its ``model_name``. ``repeat()`` drops the answer
@@ -68,21 +79,25 @@ Where each hook point runs:
   ``on_tool_error`` hook rewrites the text, an exception goes on as in
   plain LangChain (another middleware or ``handle_tool_errors`` may handle
   it; unhandled, the run fails).
-- ``on_session_end``: exactly once per run — ``completed`` in ``after_agent``;
+- ``on_session_end``: exactly once per run — ``completed`` in the model call
+  whose answer LangChain ends the run on (no tool call left to run; staged:
+  ``after_agent``);
   ``stopped`` when a hook raises `hookreg.StopRun` or a
   ``user_prompt_submit`` / ``pre_turn`` deny ends the run; ``failed`` when the
   model call, an unhandled tool error or a hook's error leaves the
   middleware; ``cancelled`` when the run's task is cancelled there. LangGraph
   ends some runs outside any middleware hook (its recursion limit, an error
-  in another middleware's node, a cancellation between two steps): no
+  in another middleware's node, a cancellation between two steps, and
+  without the staged shape a ``return_direct`` tool's result or a jump a
+  ``wrap_model_call`` middleware inside hookreg returns): no
   ``on_session_end`` fires for those. A run paused by LangGraph's
   ``interrupt`` is not ended: it goes on when it resumes (in the same
   process).
 
 Stops: a `hookreg.StopRun` from any hook, and a ``user_prompt_submit`` or
 ``pre_turn`` deny (as ``StopRun(reason)``), reach the caller of ``invoke`` /
-``ainvoke`` / ``stream`` as the same object. The stop is raised from
-``after_agent``, once the graph state holds a tool message for every call of
+``ainvoke`` / ``stream`` as the same object. The stop is raised from the next model
+call (staged: ``after_agent``), once the graph state holds a tool message for every call of
 the stopped batch (its result if it ran, `hookreg._lifecycle.STOPPED_NOTICE`
 if not), so a checkpointed thread never keeps a dangling tool call. A deny's
 reason is also added as the agent's last message.
@@ -104,7 +119,7 @@ import contextlib
 import copy
 import json
 import time
-from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, TypeVar, cast, get_origin, get_type_hints
@@ -155,6 +170,7 @@ try:
     from langchain.agents.middleware import (
         AgentMiddleware,
         AgentState,
+        ExtendedModelResponse,
         HumanInTheLoopMiddleware,
         ModelRequest,
         ModelResponse,
@@ -189,11 +205,27 @@ except ImportError as _import_error:  # pragma: no cover - exercised by a test t
 _R = TypeVar("_R")
 _ToolResponse: TypeAlias = "ToolMessage | Command[Any]"
 _Update: TypeAlias = "dict[str, Any] | None"
+_ModelReply: TypeAlias = "ModelResponse[Any] | ExtendedModelResponse[Any]"
+_Traced: TypeAlias = "Coroutine[Any, Any, _R]"
+"""What hookreg's async ``awrap_*`` layers return: their work as a coroutine, from a plain method.
+
+LangChain traces every ``wrap_*`` layer with LangSmith's ``traceable``, whose
+wrapper for a coroutine function runs its bookkeeping in a worker thread
+twice per call — tracing on or off — and those two thread hops cost more
+than the rest of the layer. A plain method that returns the coroutine gets
+``traceable``'s inline wrapper instead; LangChain awaits what it returns as
+before. Its span (when LangSmith tracing is on) then closes as the layer
+hands back its coroutine, and what runs inside it is traced under the model
+or tool node, as without hookreg.
+"""
 # The points that may change a model request: with no hook there, reading the request into a patch is skipped.
 _MODEL_POINTS = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
 _DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
 # The points that need the model's stream: the deltas, and invalid_tool_call (malformed streamed argument text).
 _OBSERVING_POINTS = (*_DELTA_POINTS, HookPoint.INVALID_TOOL_CALL)
+# The middleware hooks LangChain makes a graph node of around the model call, and those that may change a tool call.
+_MODEL_NODES = ("before_model", "abefore_model", "after_model", "aafter_model")
+_TOOL_EDITS = ("wrap_tool_call", "awrap_tool_call", "after_model", "aafter_model")
 _NS_SEP: Final = "|"  # how LangGraph joins a subgraph's checkpoint namespace to its parent's
 _STREAM: ContextVar[BaseCallbackHandler | None] = ContextVar("hookreg_langchain_stream", default=None)
 # LangChain adds the handler this variable holds to each callback manager configured while it is set — the model
@@ -357,6 +389,11 @@ class _Run:
         self.judged.pop(call_id, None)
         self.ran.pop(call_id, None)
         self.passed.pop(call_id, None)
+
+
+def _defines(middleware: AgentMiddleware[Any, Any, Any], *hooks: str) -> bool:
+    """Whether `middleware`'s class overrides one of `hooks` (how LangChain decides which nodes and layers it adds)."""
+    return any(getattr(type(middleware), hook) is not getattr(AgentMiddleware, hook) for hook in hooks)
 
 
 def _messages(state: Mapping[str, Any]) -> list[AnyMessage]:
@@ -560,6 +597,36 @@ def _answered(state: RunState, answer: AIMessage) -> Steps[TurnAction]:
     )
 
 
+def _updated(result: list[AnyMessage], update: _Update) -> list[AnyMessage]:
+    """A model node's `result` with a state update's messages applied as LangChain's reducer would (by id)."""
+    if not update or not update.get("messages"):
+        return result
+    messages = list(result)
+    for message in update["messages"]:
+        index = next((i for i, m in enumerate(messages) if message.id is not None and m.id == message.id), None)
+        if isinstance(message, RemoveMessage):
+            del messages[cast("int", index)]  # hookreg removes only the answer of this very call
+        elif index is not None:
+            messages[index] = message
+        else:
+            messages.append(message)
+    return messages
+
+
+def _response(messages: list[AnyMessage], structured: Any) -> ModelResponse[Any]:
+    return ModelResponse(result=cast("list[Any]", messages), structured_response=structured)
+
+
+def _ends(messages: Sequence[AnyMessage], response: ModelResponse[Any]) -> bool:
+    """Whether LangChain's edge after the model node ends the run on `messages` (its ``model_to_tools`` rules)."""
+    answer, answered = _answer(messages)
+    if answer is None or not answer.tool_calls:
+        return True
+    if any(call["id"] not in answered for call in answer.tool_calls):
+        return False  # the tools run next
+    return response.structured_response is not None  # every call answered: the model is asked again, unless done
+
+
 # --- streamed deltas ----------------------------------------------------------------
 
 
@@ -668,6 +735,10 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._threads: dict[tuple[str, str], _Run] = {}  # the live run of each thread (and namespace)
         self._tool_gate = _ToolGate(self)
         self._reviewed_gate = _ReviewedToolGate(self)  # the tool gate `around` lists when a human reviews calls
+        # The same middleware with graph nodes, for `around` to list among middleware that has nodes: one object's
+        # state (registry, runs, gates) under two shapes, since LangChain reads a middleware's nodes off its class.
+        self._staged: HookregMiddleware = _StagedMiddleware.__new__(_StagedMiddleware)
+        self._staged.__dict__ = self.__dict__
 
     @property
     def name(self) -> str:
@@ -687,11 +758,21 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def around(self, middleware: Sequence[AgentMiddleware[Any, Any, Any]]) -> list[AgentMiddleware[Any, Any, Any]]:
         """The agent's ``middleware=`` list: this middleware first, `middleware` in its order, the `tool_gate` last.
 
+        The tool gate is listed only when one of `middleware` may change a
+        tool call after this middleware judged it (a ``wrap_tool_call``, an
+        ``after_model`` node); and this middleware in its staged shape (the
+        same object's state, with graph nodes) when one of them has a
+        ``before_model`` / ``after_model`` node, which may end the run or send
+        it back to the model around hookreg's call.
+
         Example:
             >>> from hookreg import HookRegistry
+            >>> from langchain.agents.middleware import ToolRetryMiddleware
             >>> hookreg = HookregMiddleware(HookRegistry())
             >>> tuple(m.name for m in hookreg.around([]))
-            ('hookreg', 'hookreg_tool_gate')
+            ('hookreg',)
+            >>> tuple(m.name for m in hookreg.around([ToolRetryMiddleware()]))
+            ('hookreg', 'ToolRetryMiddleware', 'hookreg_tool_gate')
 
         Args:
             middleware: The agent's other middleware, in the order LangChain
@@ -708,10 +789,16 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                     "Pass AgentMiddleware instances, e.g. HumanInTheLoopMiddleware(...)."
                 )
                 raise HookTypeError(msg)
-        gates = (self._tool_gate, self._reviewed_gate)
-        others = [item for item in middleware if item is not self and item not in gates]
-        reviewed = any(isinstance(item, HumanInTheLoopMiddleware) for item in others)
-        return [self, *others, self._reviewed_gate if reviewed else self._tool_gate]
+        ours = (self, self._staged, self._tool_gate, self._reviewed_gate)
+        others = [item for item in middleware if all(item is not mine for mine in ours)]
+        # Each layer and node costs every run (LangChain adds them as the agent is built), so only what the other
+        # middleware needs is listed: the staged shape when a node of theirs runs around the model call, the gate
+        # when one of them may change a tool call after hookreg judged it.
+        first = self._staged if any(_defines(m, *_MODEL_NODES) for m in others) else self
+        if any(isinstance(m, HumanInTheLoopMiddleware) for m in others):
+            return [first, *others, self._reviewed_gate]
+        edits = any(_defines(m, *_TOOL_EDITS) for m in others)
+        return [first, *others, self._tool_gate] if edits else [first, *others]
 
     # --- runs --------------------------------------------------------------------
 
@@ -721,19 +808,24 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             self._threads[opened.thread, where.namespace] = opened
         return opened
 
-    def _run(self) -> _Run:
-        """The run the running step belongs to: its own, a paused run of its thread it resumes, else a new one."""
-        where = _where()
+    def _find(self, where: _Where) -> _Run | None:
+        """The run of the step at `where`: its own, or a paused run of its thread it resumes (``None``: neither)."""
         run = self._runs.get(where.key)
         if run is not None:
             return run
         resumed = self._threads.get((where.thread, where.namespace)) if where.thread else None
-        if resumed is None:  # a run this middleware did not start (resumed in another process) starts here
-            return self._open(where, RunContext())
+        if resumed is None:
+            return None
         self._runs.pop(resumed.key, None)  # the paused invocation is over: the resuming one goes on with the run
         resumed.key, resumed.control = where.key, where.control
         self._runs[where.key] = resumed
         return resumed
+
+    def _run(self) -> _Run:
+        """The run the running step belongs to: its own, a paused run of its thread it resumes, else a new one."""
+        where = _where()
+        # a run this middleware did not start (resumed in another process) starts here
+        return self._find(where) or self._open(where, RunContext())
 
     def _close(self, run: _Run) -> None:
         """The run ended: forget it."""
@@ -777,9 +869,11 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     # --- before_agent: on_session_start, user_prompt_submit ---------------------
 
-    def _before_agent(self, state: AgentState[Any]) -> _Flow[_Update]:
-        where = _where()
-        run = self._open(where, RunContext(session_id=where.thread), goal=_prompt(state))
+    def _begin(self, where: _Where, state: AgentState[Any]) -> _Run:
+        """Open the run of the step at `where` (its session id: the thread's, else the run's own)."""
+        return self._open(where, RunContext(session_id=where.thread), goal=_prompt(state))
+
+    def _start(self, run: _Run, state: AgentState[Any]) -> _Flow[_Update]:
         try:
             outcome = yield from run.state.start()
         except StopRun as stop:
@@ -791,20 +885,9 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return (yield from self._denied(run, outcome, state))
         return None
 
-    @hook_config(can_jump_to=["end"])
-    def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
-        """Start the run: ``on_session_start``, then gate the prompt with ``user_prompt_submit``."""
-        return _drive(self.registry, self._before_agent(state))
-
-    @hook_config(can_jump_to=["end"])
-    async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
-        """Async twin of `before_agent`."""
-        return await _adrive(self.registry, self._before_agent(state))
-
     # --- before_model: pre_turn ---------------------------------------------------
 
-    def _before_model(self, state: AgentState[Any]) -> _Flow[_Update]:
-        run = self._run()
+    def _before_model(self, run: _Run, state: AgentState[Any]) -> _Flow[_Update]:
         if run.stop is not None:  # a tool hook stopped the run: end it now
             return {"jump_to": "end"}
         try:
@@ -817,16 +900,6 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if outcome is not None:
             return (yield from self._denied(run, outcome, state))
         return None
-
-    @hook_config(can_jump_to=["end"])
-    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
-        """Start a turn and gate the coming model call with ``pre_turn``."""
-        return _drive(self.registry, self._before_model(state))
-
-    @hook_config(can_jump_to=["end"])
-    async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
-        """Async twin of `before_model`."""
-        return await _adrive(self.registry, self._before_model(state))
 
     # --- wrap_model_call: pre_model_call, model_select ---------------------------
 
@@ -889,8 +962,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 messages[index] = message.model_copy(update={"content": run.rewritten[message.tool_call_id]})
         return request.override(messages=messages) if run.rewritten else request
 
-    def _model_call(self, request: ModelRequest[Any], *, asynchronous: bool) -> _Flow[Any]:
-        run = self._run()
+    def _model_call(self, run: _Run, request: ModelRequest[Any], *, asynchronous: bool) -> _Flow[Any]:
         run.tools = {t.name: t for t in request.tools if isinstance(t, BaseTool)}
         try:
             asked = frozenset(_tool_name(t) for t in request.tools)
@@ -909,22 +981,67 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             yield from self._fail(run, error)
             raise
 
+    def _turn(self, request: ModelRequest[Any], *, asynchronous: bool) -> _Flow[_ModelReply]:
+        """One whole turn inside the model call: what the staged middleware's graph nodes do, with no node.
+
+        The run's first model call starts its session; each call gates its
+        turn, calls the model, then judges the answer. A state update the
+        flows ask for is the model node's own: added to its messages (by id),
+        and a jump is a `Command` beside the response, which LangChain's edge
+        after the model node reads. A stopped run is raised from the next
+        model call, once the state holds what the stop wrote; a run whose
+        answer LangChain will end on ends its session here (``completed``).
+        """
+        state, where = request.state, _where()
+        run = self._find(where)
+        if run is None:  # the run's first model call
+            run = self._begin(where, state)
+            update = yield from self._start(run, state)
+            if update is not None:
+                return self._stopping(run, [], update)
+        update = yield from self._before_model(run, state)
+        if update is not None:
+            return self._stopping(run, [], update)
+        response: ModelResponse[Any] = yield from self._model_call(run, request, asynchronous=asynchronous)
+        result = cast("list[AnyMessage]", response.result)
+        update = yield from self._after_model(run, {"messages": [*_messages(state), *result]})
+        if update is not None and "jump_to" in update:
+            return self._stopping(run, result, update, response.structured_response)
+        messages = _updated(result, update)
+        if _ends([*_messages(state), *messages], response):
+            yield from self._after_agent(run)
+        return response if messages is result else _response(messages, response.structured_response)
+
+    def _stopping(
+        self, run: _Run, result: list[AnyMessage], update: dict[str, Any], structured: Any = None
+    ) -> _ModelReply:
+        """The model node's reply for an update that jumps: back to the model, where a stopped run is raised.
+
+        A stop (``jump_to: end``) with nothing to write is raised at once;
+        one with messages to write (notices, a deny's reason) goes back to
+        the model first, so the state holds them when the caller gets the stop.
+        """
+        messages = _updated(result, update)
+        if update["jump_to"] == "end" and not messages:
+            self._close(run)
+            raise cast("StopRun", run.stop)  # its session ended when it stopped
+        return ExtendedModelResponse(_response(messages, structured), Command(update={"jump_to": "model"}))
+
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
-    ) -> ModelResponse[Any]:
-        """Patch the request (``pre_model_call``), pick its model (``model_select``), observe its stream, call it."""
-        return _drive(self.registry, self._model_call(request, asynchronous=False), handler)
+    ) -> _ModelReply:
+        """The turn: start the run, gate it, patch and call the model, then judge and observe its answer."""
+        return _drive(self.registry, self._turn(request, asynchronous=False), handler)
 
-    async def awrap_model_call(
+    def awrap_model_call(  # a plain method returning its coroutine (see `_Traced`)
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
-    ) -> ModelResponse[Any]:
+    ) -> _Traced[_ModelReply]:
         """Async twin of `wrap_model_call`."""
-        return await _adrive(self.registry, self._model_call(request, asynchronous=True), handler)
+        return _adrive(self.registry, self._turn(request, asynchronous=True), handler)
 
     # --- after_model: model_turn_finished, post_turn, stop -----------------------
 
-    def _after_model(self, state: AgentState[Any]) -> _Flow[_Update]:
-        run = self._run()
+    def _after_model(self, run: _Run, state: Mapping[str, Any]) -> _Flow[_Update]:
         messages = _messages(state)
         stored, _ = _answer(messages)
         if stored is None:
@@ -959,34 +1076,13 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             raise
         return update or None
 
-    @hook_config(can_jump_to=["model", "end"])
-    def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
-        """Judge the answer (``model_turn_finished``), observe it (``post_turn``), and gate stopping (``stop``)."""
-        return _drive(self.registry, self._after_model(state))
-
-    @hook_config(can_jump_to=["model", "end"])
-    async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
-        """Async twin of `after_model`."""
-        return await _adrive(self.registry, self._after_model(state))
-
     # --- after_agent: on_session_end ---------------------------------------------
 
-    def _after_agent(self, state: AgentState[Any]) -> _Flow[None]:
-        run = self._run()
+    def _after_agent(self, run: _Run) -> _Flow[None]:
         self._close(run)
         if run.stop is not None:
             raise run.stop  # its session ended when it stopped; the caller gets the hook's own StopRun
         yield from run.state.end(RunOutcome(status="completed", turns=run.state.turns))
-
-    def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
-        """End the run: ``on_session_end`` (``completed``), or raise the `StopRun` that stopped it."""
-        _drive(self.registry, self._after_agent(state))
-        return None
-
-    async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
-        """Async twin of `after_agent`."""
-        await _adrive(self.registry, self._after_agent(state))
-        return None
 
     # --- wrap_tool_call: the tool points -----------------------------------------
 
@@ -1247,11 +1343,11 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """Check and gate the call, run the tool, then rewrite and observe its result or failure."""
         return _drive(self.registry, self._tool_call(request), handler)
 
-    async def awrap_tool_call(
+    def awrap_tool_call(  # a plain method returning its coroutine (see `_Traced`)
         self, request: LangChainToolCall, handler: Callable[[LangChainToolCall], Awaitable[_ToolResponse]]
-    ) -> _ToolResponse:
+    ) -> _Traced[_ToolResponse]:
         """Async twin of `wrap_tool_call`."""
-        return await _adrive(self.registry, self._tool_call(request), handler)
+        return _adrive(self.registry, self._tool_call(request), handler)
 
 
 class _ToolGate(AgentMiddleware[AgentState[Any], Any, Any]):
@@ -1272,11 +1368,11 @@ class _ToolGate(AgentMiddleware[AgentState[Any], Any, Any]):
         """Judge the call as the other middleware left it, then run the tool."""
         return _drive(self.outer.registry, self.outer._gate_inside(request), handler)  # noqa: SLF001 -- its own outer
 
-    async def awrap_tool_call(
+    def awrap_tool_call(  # a plain method returning its coroutine (see `_Traced`)
         self, request: LangChainToolCall, handler: Callable[[LangChainToolCall], Awaitable[_ToolResponse]]
-    ) -> _ToolResponse:
+    ) -> _Traced[_ToolResponse]:
         """Async twin of `wrap_tool_call`."""
-        return await _adrive(self.outer.registry, self.outer._gate_inside(request), handler)  # noqa: SLF001 -- its own outer
+        return _adrive(self.outer.registry, self.outer._gate_inside(request), handler)  # noqa: SLF001 -- its own outer
 
 
 class _ReviewedToolGate(_ToolGate):
@@ -1295,3 +1391,69 @@ class _ReviewedToolGate(_ToolGate):
     async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Async twin of `after_model`."""
         return await _adrive(self.outer.registry, self.outer._withhold(state))  # noqa: SLF001 -- its own outer
+
+
+class _StagedMiddleware(HookregMiddleware):
+    """A `HookregMiddleware` whose run-level points are graph nodes, for an agent whose other middleware has nodes.
+
+    Another middleware's ``before_model`` / ``after_model`` node may end the
+    run or send it back to the model after hookreg's model call (a call
+    limit, a human review): hookreg's own nodes then start and end the run
+    around theirs, outermost, and judge the answer after theirs. `around`
+    lists it in place of its `HookregMiddleware`, whose state it shares.
+    """
+
+    @hook_config(can_jump_to=["end"])
+    def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Start the run: ``on_session_start``, then gate the prompt with ``user_prompt_submit``."""
+        return _drive(self.registry, self._start(self._begin(_where(), state), state))
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Async twin of `before_agent`."""
+        return await _adrive(self.registry, self._start(self._begin(_where(), state), state))
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Start a turn and gate the coming model call with ``pre_turn``."""
+        return _drive(self.registry, self._before_model(self._run(), state))
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Async twin of `before_model`."""
+        return await _adrive(self.registry, self._before_model(self._run(), state))
+
+    def _staged_call(self, request: ModelRequest[Any], *, asynchronous: bool) -> _Flow[Any]:
+        return (yield from self._model_call(self._run(), request, asynchronous=asynchronous))
+
+    def wrap_model_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
+    ) -> ModelResponse[Any]:
+        """Patch the request (``pre_model_call``), pick its model (``model_select``), observe its stream, call it."""
+        return _drive(self.registry, self._staged_call(request, asynchronous=False), handler)
+
+    def awrap_model_call(  # a plain method returning its coroutine (see `_Traced`)
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+    ) -> _Traced[_ModelReply]:
+        """Async twin of `wrap_model_call`."""
+        return _adrive(self.registry, self._staged_call(request, asynchronous=True), handler)
+
+    @hook_config(can_jump_to=["model", "end"])
+    def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Judge the answer (``model_turn_finished``), observe it (``post_turn``), and gate stopping (``stop``)."""
+        return _drive(self.registry, self._after_model(self._run(), state))
+
+    @hook_config(can_jump_to=["model", "end"])
+    async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Async twin of `after_model`."""
+        return await _adrive(self.registry, self._after_model(self._run(), state))
+
+    def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """End the run: ``on_session_end`` (``completed``), or raise the `StopRun` that stopped it."""
+        _drive(self.registry, self._after_agent(self._run()))
+        return None
+
+    async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
+        """Async twin of `after_agent`."""
+        await _adrive(self.registry, self._after_agent(self._run()))
+        return None

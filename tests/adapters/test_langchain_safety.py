@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
     HumanInTheLoopMiddleware,
+    ModelCallLimitMiddleware,
     ModelRetryMiddleware,
     ToolCallRequest,
     ToolRetryMiddleware,
@@ -29,6 +31,7 @@ from hookreg import (
     HookResult,
     HookTypeError,
     OnInteractionContext,
+    OnSessionEndContext,
     PermissionDeniedContext,
     PostToolCallContext,
     PostToolCallFailureContext,
@@ -287,6 +290,46 @@ def test_around_places_hookreg_outermost_and_its_gate_innermost() -> None:
     hookreg, first, second = HookregMiddleware(HookRegistry()), Redirect(), ModelRetryMiddleware()
     assert hookreg.around([first, hookreg.tool_gate, second, hookreg]) == [hookreg, first, second, hookreg.tool_gate]
     assert hookreg.tool_gate.name == "hookreg_tool_gate"
+
+
+def test_hookreg_adds_no_graph_node_of_its_own() -> None:
+    """Among middleware without nodes around the model call, hookreg adds no graph node: a run takes its steps."""
+    plain: Any = create_agent(emailing(SAFE), tools=[mailer([])], middleware=[ToolRetryMiddleware()])
+    hookreg = HookregMiddleware(no_evil())
+    for listing in ([], [ToolRetryMiddleware()]):
+        agent: Any = create_agent(emailing(SAFE), tools=[mailer([])], middleware=hookreg.around(listing))
+        assert set(agent.get_graph().nodes) == set(plain.get_graph().nodes)
+        # the smallest limit the run takes without hookreg (its model, tools and model steps)
+        final = agent.invoke({"messages": [HumanMessage(content="mail alice")]}, {"recursion_limit": 4})
+        assert final["messages"][-1].text == "done"
+
+
+def test_async_layers_are_traced_inline() -> None:
+    """hookreg's async layers are plain methods returning their coroutine: LangSmith traces them without threads."""
+    hookreg = HookregMiddleware(HookRegistry())
+    for layer in (hookreg, hookreg.tool_gate):
+        assert not inspect.iscoroutinefunction(type(layer).awrap_tool_call)
+    assert not inspect.iscoroutinefunction(type(hookreg.around([HumanInTheLoopMiddleware({})])[0]).awrap_model_call)
+    assert not inspect.iscoroutinefunction(type(hookreg).awrap_model_call)
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
+def test_a_run_another_middleware_ends_ends_its_session_once(asynchronous: bool) -> None:
+    """A call limit ending the run in its before_model node: around() lists hookreg's nodes, so the session ends."""
+    registry, ended = no_evil(), list[str]()
+
+    @registry.on_session_end
+    def end(ctx: OnSessionEndContext) -> None:
+        ended.append(ctx.outcome.status)
+
+    limit = ModelCallLimitMiddleware(run_limit=1, exit_behavior="end")
+    agent: Any = create_agent(
+        emailing(SAFE), tools=[mailer([])], middleware=HookregMiddleware(registry).around([limit])
+    )
+    state = {"messages": [HumanMessage(content="mail alice")]}
+    final = asyncio.run(agent.ainvoke(state)) if asynchronous else agent.invoke(state)
+    assert "limit" in final["messages"][-1].text.lower()
+    assert ended == ["completed"]
 
 
 def test_around_refuses_what_is_not_middleware() -> None:

@@ -96,10 +96,6 @@ KNOWN: dict[str, str] = {
         )
     },
     f"{_CORE}/test_tools.py::test_unknown_tool_raises_error": _UNSERVED,
-    f"{_AGENTS}/test_injected_runtime_create_agent.py::test_tool_runtime_config_access": (
-        "hookreg's before_agent/before_model/after_model/after_agent hooks are graph steps: the test's "
-        "recursion_limit=7 is reached (docs: Limits)"
-    ),
 }
 
 
