@@ -26,12 +26,14 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import inspect
 import json
 import time
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from hookreg import (
@@ -76,6 +78,24 @@ __all__ = ["HookregPlugin"]
 _INTERNAL = frozenset({"transfer_to_agent", "set_model_response", "finish_task", "task_completed"})
 """The tools ADK adds itself (agent transfer, structured output, task mode): not user tool calls, never gated."""
 
+_GATE_POINTS = (
+    HookPoint.INVALID_TOOL_CALL,
+    HookPoint.TRANSFORM_TOOL_INPUT,
+    HookPoint.PRE_TOOL_CALL_DECIDE,
+    HookPoint.POST_TOOL_CALL_FAILURE,  # an invalid call is reported as failed
+    HookPoint.ON_TOOL_ERROR,
+)
+"""The points the gate fires before a tool runs: with none of them listening (and no ``active_tools``), ADK's own
+handling of the call stands as it is, so the plugin leaves the call alone."""
+
+_DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
+_ANSWER_POINTS = (HookPoint.MODEL_TURN_FINISHED, HookPoint.POST_TURN, HookPoint.STOP)
+_SUCCESS_POINTS = (HookPoint.TRANSFORM_TOOL_RESULT, HookPoint.POST_TOOL_CALL)
+_FAILURE_POINTS = (HookPoint.POST_TOOL_CALL_FAILURE, HookPoint.ON_TOOL_ERROR)
+
+_REQUIRED: weakref.WeakKeyDictionary[Callable[..., Any], tuple[str, ...]] = weakref.WeakKeyDictionary()
+"""Each function tool's required parameters, read once per function (an agent's tools are the same each call)."""
+
 _TOOL_CHOICES = {
     "none": types.FunctionCallingConfigMode.NONE,
     "required": types.FunctionCallingConfigMode.ANY,
@@ -83,12 +103,21 @@ _TOOL_CHOICES = {
 }
 
 
-@dataclasses.dataclass(eq=False)
+@dataclasses.dataclass(eq=False, slots=True)
 class _Scope:
-    """One ADK invocation's state: the lifecycle, this call's tools, and each tool call's verdict."""
+    """One ADK invocation's state: the lifecycle, this call's tools, and each tool call's verdict.
 
-    state: RunState
-    known: frozenset[str] = frozenset()
+    The lifecycle (`state`) is built at the first point a hook listens at (`HookregPlugin._state`): until then the
+    scope only counts turns, so a run nobody listens to builds no `RunContext` at all.
+    """
+
+    run_id: str
+    session_id: str
+    agent_name: str
+    prompt: Any = None
+    turns: int = 0
+    state: RunState | None = None
+    tools: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     offered: frozenset[str] | None = None
     calls: dict[str, ToolCallRequest] = dataclasses.field(default_factory=dict)
     reported: set[str] = dataclasses.field(default_factory=set)
@@ -148,17 +177,37 @@ class HookregPlugin(BasePlugin):
         if scope is None:
             # an InvocationContext names its agent, a callback's or tool's Context the agent's name
             name = ctx.agent.name if hasattr(ctx, "agent") else ctx.agent_name
-            run = RunContext(run_id=ctx.invocation_id, session_id=ctx.session.id, agent_name=name)
-            scope = self._runs[ctx.invocation_id] = _Scope(RunState(self.registry, run))
+            scope = self._runs[ctx.invocation_id] = _Scope(ctx.invocation_id, ctx.session.id, name)
         return scope
+
+    def _state(self, scope: _Scope) -> RunState:
+        """The run's lifecycle, built when a hook first listens: at the turn the run is in, its scratchpads fresh.
+
+        Nothing was dispatched before, so nothing can have written to the scratchpads a `RunState` built at the
+        session's start would hold by now.
+        """
+        state = scope.state
+        if state is None:
+            run = RunContext(
+                run_id=scope.run_id, session_id=scope.session_id, agent_name=scope.agent_name, turn=scope.turns
+            )
+            state = scope.state = RunState(self.registry, run, _text(scope.prompt))
+            state.turns = scope.turns
+        return state
+
+    def _listens(self, points: tuple[HookPoint, ...]) -> bool:
+        """Whether a hook listens at any of `points` (dict reads: this runs on every ADK callback)."""
+        return any(map(self.registry.has_hooks, points))
 
     # --- the run ----------------------------------------------------------------------------
 
     async def before_run_callback(self, *, invocation_context: Any) -> types.Content | None:
         """Start the session and gate the prompt (a deny raises `hookreg.StopRun` before any model call)."""
         scope = self._scope(invocation_context)
-        scope.state.goal = _text(invocation_context.user_content)
-        stopped = await adrive(self.registry, scope.state.start())
+        scope.prompt = invocation_context.user_content
+        if not self._listens((HookPoint.ON_SESSION_START, HookPoint.USER_PROMPT_SUBMIT)):
+            return None
+        stopped = await adrive(self.registry, self._state(scope).start())
         if stopped is not None:
             scope.stopped = stopped
             raise StopRun(stopped.reason)
@@ -177,24 +226,24 @@ class HookregPlugin(BasePlugin):
     async def after_run_callback(self, *, invocation_context: Any) -> None:
         """End the session ``completed``."""
         scope = self._finish(invocation_context.invocation_id)
-        if scope is not None:
-            outcome = RunOutcome(status="completed", turns=scope.state.turns)
-            await adrive(self.registry, scope.state.end(outcome))
+        if scope is not None and self.registry.has_hooks(HookPoint.ON_SESSION_END):
+            state = self._state(scope)
+            await adrive(self.registry, state.end(RunOutcome(status="completed", turns=state.turns)))
 
     async def on_run_error_callback(self, *, invocation_context: Any, error: Exception) -> None:
         """End the session ``failed``, or ``stopped`` for a `hookreg.StopRun` (which ADK wraps in RuntimeError)."""
         scope = self._finish(invocation_context.invocation_id)
         if scope is None:
             return
-        stop = _stop_of(error)
+        stop, state = _stop_of(error), self._state(scope)
         if stop is None:
-            await adrive(self.registry, scope.state.end_with(error))
+            await adrive(self.registry, state.end_with(error))
             return
-        outcome = scope.stopped or outcome_for(stop, scope.state.turns)
+        outcome = scope.stopped or outcome_for(stop, state.turns)
         try:
             await _close_dangling(invocation_context, scope.ran)
         finally:
-            await adrive(self.registry, scope.state.end(outcome, stop))
+            await adrive(self.registry, state.end(outcome, stop))
 
     def _finish(self, invocation_id: str) -> _Scope | None:
         scope = self._runs.pop(invocation_id, None)
@@ -218,27 +267,39 @@ class HookregPlugin(BasePlugin):
         scope = self._finish(invocation_id)
         if scope is None:
             return
+        state = self._state(scope)
         if any(hook.is_async for hook in self.registry.callbacks(HookPoint.ON_SESSION_END)):
-            ending = asyncio.get_running_loop().create_task(adrive(self.registry, scope.state.end_with(error)))
+            ending = asyncio.get_running_loop().create_task(adrive(self.registry, state.end_with(error)))
             self._ending.add(ending)  # held until done: the loop keeps only a weak reference
             ending.add_done_callback(self._ending.discard)
         else:
-            drive(self.registry, scope.state.end_with(error))
+            drive(self.registry, state.end_with(error))
 
     # --- the model call --------------------------------------------------------------------
 
     async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> Any:
         """Start the turn (``pre_turn``), then apply the ``pre_model_call`` patch and ``model_select`` pick."""
         scope, registry = self._scope(callback_context), self.registry
-        stopped = await adrive(registry, scope.state.turn())
-        if stopped is not None:
-            scope.stopped = stopped
-            raise StopRun(stopped.reason)
-        scope.known = frozenset(llm_request.tools_dict) - _INTERNAL
-        scope.deltas = scope.state.deltas()
-        base = RequestPatch(active_tools=scope.known)
+        # the names ADK resolves this call's tool calls against, read when a gate runs (_apply replaces the dict)
+        scope.tools, scope.offered, scope.deltas = llm_request.tools_dict, None, None
+        state = scope.state
+        if state is None and registry.has_hooks(HookPoint.PRE_TURN):
+            state = self._state(scope)
+        if state is None:
+            scope.turns += 1  # the turn's RunContext is built when a hook first listens (_state)
+        else:
+            stopped = await adrive(registry, state.turn())
+            scope.turns = state.turns
+            if stopped is not None:
+                scope.stopped = stopped
+                raise StopRun(stopped.reason)
+        if self._listens(_DELTA_POINTS):
+            scope.deltas = self._state(scope).deltas()
+        if not self._listens((HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)):
+            return None
+        base = RequestPatch(active_tools=_user_tools(scope.tools))
         default = llm_request.model or ""
-        steps = scope.state.model_call(base, default, lambda: _history(llm_request.contents))
+        steps = self._state(scope).model_call(base, default, lambda: _history(llm_request.contents))
         patch, name = await adrive(registry, steps)
         if patch is not base:
             _apply(patch, llm_request)
@@ -249,11 +310,18 @@ class HookregPlugin(BasePlugin):
 
     async def after_model_callback(self, *, callback_context: Any, llm_response: Any) -> Any:
         """Fire the delta points for a partial response; for the final one, ``model_turn_finished`` and ``stop``."""
+        if llm_response.partial:
+            if not self._listens(_DELTA_POINTS):
+                return None
+        elif not self._listens(_ANSWER_POINTS):
+            return None
         scope = self._scope(callback_context)
+        state = self._state(scope)
         parts = llm_response.content.parts if llm_response.content and llm_response.content.parts else []
         if llm_response.partial:
-            if scope.deltas is not None:
-                await adrive(self.registry, _fire_deltas(scope.deltas, parts))
+            if scope.deltas is None:  # a delta hook registered since this call began: aggregated from here on
+                scope.deltas = state.deltas()
+            await adrive(self.registry, _fire_deltas(scope.deltas, parts))
             return None
         text = "".join(part.text for part in parts if part.text and not part.thought)
         calls = [
@@ -266,7 +334,7 @@ class HookregPlugin(BasePlugin):
         # Gemini finishes an answer calling tools with STOP: it is a tool-calls finish
         normalised = "tool_calls" if calls and raw in (None, "STOP") else raw
         usage = llm_response.usage_metadata
-        steps = scope.state.answered(
+        steps = state.answered(
             text,
             calls,
             raw_finish_reason=raw,
@@ -277,12 +345,12 @@ class HookregPlugin(BasePlugin):
         action = await adrive(self.registry, steps)
         if action.kind != "continue":
             msg = (
-                f"Cannot {action.kind} turn {scope.state.turns} as hook {action.decided_by!r} asked: an ADK plugin "
+                f"Cannot {action.kind} turn {state.turns} as hook {action.decided_by!r} asked: an ADK plugin "
                 "cannot send the model's answer back. Gate the answer's effects in pre_tool_call_decide instead."
             )
             raise HookValueError(msg, point=HookPoint.MODEL_TURN_FINISHED)
         if not calls:
-            feedback = await adrive(self.registry, scope.state.stop(text))
+            feedback = await adrive(self.registry, state.stop(text))
             if feedback is not None:
                 msg = (
                     f"Cannot keep the run going with {feedback!r}: ADK ends the agent's turn on an answer that calls "
@@ -299,15 +367,19 @@ class HookregPlugin(BasePlugin):
             return None
         scope, registry = self._scope(tool_context), self.registry
         call_id = tool_context.function_call_id or ""
+        if scope.offered is None and not self._listens(_GATE_POINTS):
+            scope.started[call_id] = time.perf_counter()  # for an outcome hook, however late it was registered
+            return None
+        known = _user_tools(scope.tools)
         steps = gate(
             registry,
-            scope.state.run,
+            self._state(scope).run,
             tool.name,
             call_id,
             tool_args,
             # ADK resolves calls against the tools this request offered: a tool active_tools left out is
             # a placeholder there, but a known tool all the same (not offered, rather than unknown)
-            known=scope.known | {tool.name} if _is_real(tool) else scope.known,
+            known=known | {tool.name} if _is_real(tool) else known,
             offered=scope.offered,
             validate=functools.partial(_validate, tool),
         )
@@ -334,18 +406,18 @@ class HookregPlugin(BasePlugin):
         if call_id in scope.reported:  # ADK answered a call hookreg reported already (its own text)
             scope.reported.discard(call_id)
             return None
-        call = scope.calls.pop(call_id, None) or ToolCallRequest(call_id, tool.name, dict(tool_args))
-        ms = (time.perf_counter() - scope.started.pop(call_id, time.perf_counter())) * 1000
-        if isinstance(result, Mapping) and "error" in result:
+        fault = isinstance(result, Mapping) and "error" in result
+        taken = self._outcome(scope, call_id, tool.name, tool_args, _FAILURE_POINTS if fault else _SUCCESS_POINTS)
+        if taken is None:
+            return None
+        call, ms = taken
+        run = self._state(scope).run
+        if fault:
             error = RuntimeError(present(result["error"]))
-            text = await adrive(
-                registry, failed(registry, scope.state.run, call, error, message=present(result), duration_ms=ms)
-            )
+            text = await adrive(registry, failed(registry, run, call, error, message=present(result), duration_ms=ms))
             return {"error": text} if registry.has_hooks(HookPoint.ON_TOOL_ERROR) else None
         shown = scope.ran[call_id] = present(result)  # the history's text if a result hook stops the run
-        text = await adrive(
-            registry, succeeded(registry, scope.state.run, call, result, presentation=shown, duration_ms=ms)
-        )
+        text = await adrive(registry, succeeded(registry, run, call, result, presentation=shown, duration_ms=ms))
         scope.ran.pop(call_id, None)
         # every transform_tool_result hook returned None when the chain hands back the very presentation it got
         return None if text is shown else {"result": text}
@@ -361,13 +433,28 @@ class HookregPlugin(BasePlugin):
         if isinstance(error, asyncio.CancelledError) or call_id in scope.reported:
             scope.reported.discard(call_id)
             return None
-        call = scope.calls.pop(call_id, None) or ToolCallRequest(call_id, tool.name, dict(tool_args))
-        ms = (time.perf_counter() - scope.started.pop(call_id, time.perf_counter())) * 1000
-        text = await adrive(registry, failed(registry, scope.state.run, call, error, duration_ms=ms))
+        taken = self._outcome(scope, call_id, tool.name, tool_args, _FAILURE_POINTS)
+        if taken is None:
+            return None  # ADK's own handling stands: the error ends the run, as without hookreg
+        call, ms = taken
+        text = await adrive(registry, failed(registry, self._state(scope).run, call, error, duration_ms=ms))
         if not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
             return None  # ADK's own handling stands: the error ends the run, as without hookreg
         scope.reported.add(call_id)  # ADK hands this answer to after_tool_callback: reported already
         return {"error": text}
+
+    def _outcome(
+        self, scope: _Scope, call_id: str, name: str, tool_args: dict[str, Any], points: tuple[HookPoint, ...]
+    ) -> tuple[ToolCallRequest, float] | None:
+        """A finished call as its outcome points see it, and its duration in ms; ``None`` when none of `points` listens.
+
+        The call's records go either way: a call the gate left alone (nobody listened there) is the one ADK ran.
+        """
+        call, started = scope.calls.pop(call_id, None), scope.started.pop(call_id, None)
+        if not self._listens(points):
+            return None
+        ms = 0.0 if started is None else (time.perf_counter() - started) * 1000
+        return call or ToolCallRequest(call_id, name, dict(tool_args)), ms
 
 
 # --- translations ---------------------------------------------------------------------------
@@ -416,6 +503,11 @@ async def _close_dangling(invocation_context: Any, ran: Mapping[str, str]) -> No
             await invocation_context.session_service.append_event(session=invocation_context.session, event=closing)
 
 
+def _user_tools(tools: Mapping[str, Any]) -> frozenset[str]:
+    """The user tools among a request's tools (ADK's own are left out)."""
+    return frozenset(tools) - _INTERNAL
+
+
 def _is_real(tool: Any) -> bool:
     """Whether ADK resolved the call to a tool: an unknown name gets a bare placeholder `BaseTool`."""
     return type(tool).__name__ != "BaseTool"
@@ -438,14 +530,21 @@ def _validate(tool: Any, name: str, args: Mapping[str, object]) -> str:
     func = getattr(tool, "func", None)
     if func is None:
         return ""
-    missing = [
-        param.name
-        for param in inspect.signature(func).parameters.values()
-        if param.default is inspect.Parameter.empty
-        and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
-        and param.name not in ("tool_context", "input_stream")
-        and param.name not in args
-    ]
+    try:
+        required = _REQUIRED.get(func)
+    except TypeError:  # a callable that cannot be weakly referenced: read each time
+        required = None
+    if required is None:
+        required = tuple(
+            param.name
+            for param in inspect.signature(func).parameters.values()
+            if param.default is inspect.Parameter.empty
+            and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
+            and param.name not in ("tool_context", "input_stream")
+        )
+        with contextlib.suppress(TypeError):
+            _REQUIRED[func] = required
+    missing = [key for key in required if key not in args]
     return f"missing required parameters: {', '.join(missing)}" if missing else ""
 
 

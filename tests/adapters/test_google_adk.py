@@ -38,6 +38,7 @@ from hookreg import (
     OnInteractionContext,
     OnSessionEndContext,
     OnToolErrorContext,
+    PostToolCallContext,
     PreModelCallContext,
     PreToolCallDecideContext,
     RequestPatch,
@@ -334,6 +335,71 @@ def test_an_empty_registry_changes_nothing_adk_does() -> None:
         return contents, [r.model_dump(exclude={"config"}) for r in model.requests], tools.calls
 
     assert run([HookregPlugin(HookRegistry())]) == run([])
+
+
+def test_nobody_listening_builds_no_run_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no hooks the plugin leaves every ADK callback at once: no run's lifecycle is built, blocking or streamed."""
+
+    def refused(*args: object, **kwargs: object) -> None:
+        msg = "Cannot build a RunState here: nobody listens."
+        raise AssertionError(msg)
+
+    monkeypatch.setattr("hookreg.adapters.google_adk.RunState", refused)
+    plugin, tools = HookregPlugin(HookRegistry()), Tools()
+    for streamed in (False, True):
+        model = MockModel.create([_call("shell", {"command": "ls"}), _call("nope", {}, "call-2"), _say("done")])
+        asyncio.run(_run(_agent(model, tools), [plugin], streamed=streamed))
+        asyncio.run(_run(_agent(StreamingModel(), tools), [plugin], streamed=streamed))
+    assert tools.calls == [("shell", {"command": "ls"})] * 2
+    assert plugin._runs == {}
+
+
+def test_hooks_registered_mid_run_run_from_the_next_adk_callback() -> None:
+    """Hooks a tool registers run in the same run: at its own outcome, the next call's gate, the session's end.
+
+    The run's context, built at the first hook that listens, has the turn the run is in and keeps one scratchpad
+    for the rest of the run.
+    """
+    registry = HookRegistry()
+    seen: list[tuple[int, str, object]] = []
+    ends: list[tuple[str, int, object]] = []
+
+    def observed(ctx: PostToolCallContext) -> None:
+        seen.append((ctx.run.turn, ctx.tool_name, ctx.run.scratchpad))
+
+    class Registering(Tools):
+        def shell(self, command: str) -> str:
+            """Run a shell command (pretend); the first call wires the hooks."""
+            if not self.calls:
+                registry.post_tool_call(observed)
+                registry.pre_tool_call_decide(
+                    lambda ctx: HookResult.deny("no rm") if "rm" in str(ctx.args["command"]) else HookResult.allow()
+                )
+                registry.on_session_end(lambda ctx: ends.append((ctx.outcome.status, ctx.run.turn, ctx.run.scratchpad)))
+            return super().shell(command)
+
+    tools = Registering()
+    model = MockModel.create(
+        [_call("shell", {"command": "ls"}), _call("shell", {"command": "rm -rf /"}, "call-2"), _say("done")]
+    )
+    asyncio.run(_run(_agent(model, tools), [HookregPlugin(registry)]))
+    assert tools.calls == [("shell", {"command": "ls"})]
+    assert _responses(model, 2) == {"call-1": {"result": "ran ls"}, "call-2": {"error": "no rm"}}
+    assert [(turn, name) for turn, name, _ in seen] == [(1, "shell")]
+    assert ends == [("completed", 3, seen[0][2])]
+    assert ends[0][2] is seen[0][2]
+
+
+def test_a_tool_restriction_lasts_for_the_model_call_it_was_made_for() -> None:
+    """active_tools from one turn's patch does not refuse a tool ADK offers again on a later turn."""
+    registry, tools = HookRegistry(), Tools()
+    registry.pre_model_call(lambda ctx: RequestPatch(active_tools=frozenset({"save"})) if ctx.turn == 1 else None)
+    model = MockModel.create(
+        [_call("save", {"items": ["a"]}), _call("shell", {"command": "ls"}, "call-2"), _say("done")]
+    )
+    asyncio.run(_run(_agent(model, tools), [HookregPlugin(registry)]))
+    assert set(model.requests[1].tools_dict) == {"shell", "save"}
+    assert tools.calls == [("save", {"items": ["a"]}), ("shell", {"command": "ls"})]
 
 
 class StreamingModel(BaseLlm):
