@@ -425,6 +425,24 @@ def test_a_streamed_run_fires_the_delta_points(streamed: bool) -> None:
     assert [(d.delta, d.aggregated) for d in deltas] == [("hel", "hel"), ("lo", "hello")]
 
 
+def test_a_delta_hook_registered_mid_call_aggregates_from_its_registration() -> None:
+    """The docs' limit: a model call nobody listened to the deltas of keeps no text, so aggregation starts later."""
+    registry = HookRegistry()
+    deltas: list[TextDeltaContext] = []
+
+    class Registering(StreamingModel):
+        async def generate_content_async(
+            self, llm_request: LlmRequest, stream: bool = False
+        ) -> AsyncGenerator[LlmResponse, None]:
+            async for response in super().generate_content_async(llm_request, stream):
+                yield response
+                if response.partial and not deltas and not registry.has_hooks(HookPoint.TEXT_DELTA):
+                    registry.text_delta(deltas.append)
+
+    asyncio.run(_run(_agent(Registering(), Tools()), [HookregPlugin(registry)], streamed=True))
+    assert [(d.delta, d.aggregated) for d in deltas] == [("lo", "lo")]
+
+
 def test_retrying_an_answer_or_keeping_a_run_going_is_refused_with_a_clear_error() -> None:
     """ADK cannot send an answer back from a plugin: a repeat or a stop deny is refused, never ignored."""
     for point, hook in (
