@@ -167,7 +167,6 @@ try:
         AfterInvocationEvent,
         AfterModelCallEvent,
         AfterToolCallEvent,
-        AgentInitializedEvent,
         BeforeInvocationEvent,
         BeforeModelCallEvent,
         BeforeToolCallEvent,
@@ -263,11 +262,10 @@ class _Run:
     """One invocation as the provider tracks it (kept by the provider, keyed by its ``invocation_state``)."""
 
     state: RunState
-    offered: frozenset[str] | None = None
+    asked: InvokeModelContext | None = None  # the latest model call as Strands asked for it
+    sent: InvokeModelContext | None = None  # the same call as hookreg passed it on (patched, when a hook listened)
     restricted: frozenset[str] | None = None  # what a hookreg patch left offered, when it took tools away
-    specs: dict[str, ToolSpec] = field(default_factory=dict)
     model: str | None = None  # the called model's name, once a hook needed it
-    called: object = None  # the model of the latest call
     malformed: dict[str, str] = field(default_factory=dict)
     results: dict[str, str] = field(default_factory=dict)
     judged: dict[str, _Judged] = field(default_factory=dict)  # call id -> the gate's verdict, while it is under way
@@ -276,6 +274,18 @@ class _Run:
     error: BaseException | None = None
     retrying: bool = False
     direct: bool = False  # a tool called outside an invocation (``agent.tool.x()``): the run is that one call
+
+    # what the latest model call offered, read only when a hook needs it (building them per call would cost
+    # every run the time, whoever listens)
+    @property
+    def specs(self) -> dict[str, ToolSpec]:
+        """The tool specs of the latest model call, by name, as Strands would have offered them."""
+        return {spec["name"]: spec for spec in self.asked.tool_specs} if self.asked is not None else {}
+
+    @property
+    def offered(self) -> frozenset[str] | None:
+        """The names of the tools the latest model call offered (``None`` before any model call)."""
+        return frozenset(spec["name"] for spec in self.sent.tool_specs) if self.sent is not None else None
 
 
 def _text(content: object) -> str:
@@ -301,9 +311,41 @@ def _stop_in(error: BaseException) -> StopRun | None:
 
 
 _MODEL_POINTS = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
+_STREAM_POINTS = (
+    HookPoint.TEXT_DELTA,
+    HookPoint.REASONING_DELTA,
+    HookPoint.TOOL_CALL_DELTA,
+    HookPoint.INVALID_TOOL_CALL,
+)
+"""What reads a model call's raw chunks: the delta points, and ``invalid_tool_call`` (the raw text of malformed
+tool input)."""
+_CALL_READERS = (*_MODEL_POINTS, *_STREAM_POINTS, HookPoint.MODEL_TURN_FINISHED)
+"""What needs the provider's model-call middleware: the points it dispatches, and what reads the call it notes (the
+tools offered, for ``invalid_tool_call``; the model called, for ``model_turn_finished``)."""
 _GATE_POINTS = (HookPoint.TRANSFORM_TOOL_INPUT, HookPoint.PRE_TOOL_CALL_DECIDE)
+_CALL_POINTS = (*_GATE_POINTS, HookPoint.INVALID_TOOL_CALL)
+"""Where a hook can refuse or rewrite a call: with none there, the gate lets every offered call run as it is."""
+_ANSWER_POINTS = (HookPoint.MODEL_TURN_FINISHED, HookPoint.POST_TURN)
+"""What `RunState.answered` fires."""
+_OUTCOME_POINTS = (
+    HookPoint.TRANSFORM_TOOL_RESULT,
+    HookPoint.POST_TOOL_CALL,
+    HookPoint.POST_TOOL_CALL_FAILURE,
+    HookPoint.ON_TOOL_ERROR,
+)
+"""What `succeeded` and `failed` fire."""
 _UNSUPPORTED = ("temperature", "max_tokens", "additional_params", "messages")
 _CHOICES = {"auto": "auto", "any": "any", "required": "any"}
+
+
+def _escaping() -> BaseException | None:
+    """The exception ending an invocation pass (a hook's `StopRun` unwrapped), read in ``AfterInvocationEvent``.
+
+    Strands fires that event in the ``finally`` of the pass, while the
+    exception is being handled.
+    """
+    error = sys.exception()
+    return None if error is None else _stop_in(error) or error
 
 
 def _history(messages: Messages) -> list[HookMessage]:
@@ -460,7 +502,8 @@ class HookregProvider:
                     "Pass models={name: model} with strands.models.Model instances, e.g. BedrockModel(...)."
                 )
                 raise HookTypeError(msg)
-        self._agents: weakref.WeakSet[Any] = weakref.WeakSet()
+        # agent -> the layers the provider added to it (`_layer`): each is added the first time a hook needs it
+        self._layers: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         # (id(agent), id(invocation_state)) -> (agent, that dict, its run): the key is both because Strands
         # multi-agent orchestrators hand one invocation_state to every node, concurrently; they are held so
         # their ids are not reused while the run lives
@@ -475,7 +518,6 @@ class HookregProvider:
             registry: The agent's Strands hook registry.
             **kwargs: Unused; Strands reserves them for future use.
         """
-        registry.add_callback(AgentInitializedEvent, self.agent_initialized)
         # after every other BeforeInvocationEvent callback: one that raises or refuses the invocation leaves no
         # session behind (Strands tells nobody), and the prompt gate judges the messages as they will be sent
         registry.add_callback(BeforeInvocationEvent, self.before_invocation, order=_LAST)
@@ -485,18 +527,24 @@ class HookregProvider:
         registry.add_callback(AfterToolCallEvent, self.after_tool_call)
         registry.add_callback(AfterInvocationEvent, self.after_invocation)
 
-    def _serve(self, agent: Any) -> None:
-        """Add the provider's middleware to `agent`, once."""
-        if agent not in self._agents:
-            self._agents.add(agent)
-            agent.add_middleware(InvokeModelStage, self.invoke_model)
-            # added once the agent is built, after every middleware its plugins added: the innermost wrap
-            agent.add_middleware(ExecuteToolStage, self.execute_tool)
-            _wrap_invocations(agent, self.invocation)
+    def _layer(self, agent: Any, layer: str) -> None:
+        """Add the provider's middleware `layer` (``"invocation"``, ``"model"``, ``"tool"``) to `agent`, once.
 
-    def agent_initialized(self, event: AgentInitializedEvent) -> None:
-        """Add the provider's middleware to the new agent."""
-        self._serve(event.agent)
+        Each is added the first time a hook needs it, just before Strands
+        composes that stage's chain (an agent nobody hooks gets none): so each
+        sits inside every middleware of its stage added before it, and the
+        tool gate innermost, after every middleware the agent's plugins added.
+        """
+        added = self._layers.setdefault(agent, set())
+        if layer in added:
+            return
+        added.add(layer)
+        if layer == "model":
+            agent.add_middleware(InvokeModelStage, self.invoke_model)
+        elif layer == "tool":
+            agent.add_middleware(ExecuteToolStage, self.execute_tool)
+        else:
+            _wrap_invocations(agent, self.invocation)
 
     def _current(self, where: _Invocation) -> _Run | None:
         """The run of the invocation `where` belongs to, or ``None`` outside an invocation."""
@@ -550,7 +598,8 @@ class HookregProvider:
         Raises:
             StopRun: The prompt was denied, or a hook stopped the run.
         """
-        self._serve(event.agent)  # an agent that got the provider after its initialisation
+        if self.registry:  # a hook may stop the run inside the pass (`invocation`)
+            self._layer(event.agent, "invocation")
         if event.messages is None or event.cancel or self._current(event) is not None:
             return  # the deprecated structured_output_async (no messages), refused by another callback, a continuation
         key = id(event.agent), id(event.invocation_state)
@@ -581,6 +630,8 @@ class HookregProvider:
         Raises:
             StopRun: The turn was denied (the run ends ``stopped``).
         """
+        if self._listens(_CALL_READERS):
+            self._layer(event.agent, "model")
         run = self._run(event)
         if run.retrying:
             run.retrying = False
@@ -617,6 +668,8 @@ class HookregProvider:
             log("warning", "patch_field_unsupported", framework="strands", fields=unsupported)
         model = context.model if pick == default else self._model_named(pick)
         specs, choice = _tools(context, patch)
+        offered = frozenset(spec["name"] for spec in specs)
+        run.restricted = offered if offered != frozenset(spec["name"] for spec in context.tool_specs) else None
         return context.replace(
             system_prompt=_system(context.system_prompt, patch), tool_specs=specs, tool_choice=choice, model=model
         )
@@ -656,25 +709,46 @@ class HookregProvider:
                 except ValueError:  # Strands gives the tool {} instead: keep what the model sent
                     run.malformed[call_id] = raw
 
-    async def invoke_model(
+    def invoke_model(
         self, context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
     ) -> AsyncGenerator[TypedEvent, None]:
         """Strands ``InvokeModelStage`` middleware: patch and route the call, note what it offers, observe it.
+
+        Chosen per call: with no hook at ``pre_model_call``, ``model_select``,
+        a delta point or ``invalid_tool_call``, the call is Strands' own
+        stream, with no layer of hookreg's around it.
 
         Args:
             context: The model call Strands is about to make.
             next_fn: The rest of the middleware chain, ending in the model.
 
-        Yields:
+        Returns:
             The model call's events, unchanged.
         """
         run = self._run(context)
-        run.specs = {spec["name"]: spec for spec in context.tool_specs}
-        run.model, run.called = None, context.model
-        if any(self.registry.has_hooks(point) for point in _MODEL_POINTS):
-            context = await self._patched(context, run)
-        run.offered = frozenset(spec["name"] for spec in context.tool_specs)
-        run.restricted = run.offered if run.offered != frozenset(run.specs) else None
+        run.asked = run.sent = context
+        run.model = run.restricted = None
+        patching, observing = self._listens(_MODEL_POINTS), self._listens(_STREAM_POINTS)
+        if not patching and not observing:
+            return next_fn(context)  # Strands' own stream: no generator of hookreg's re-yields its events
+        return self._invoke_model(context, next_fn, run, patching=patching, observing=observing)
+
+    async def _invoke_model(
+        self,
+        context: InvokeModelContext,
+        next_fn: MiddlewareNext[InvokeModelContext, TypedEvent],
+        run: _Run,
+        *,
+        patching: bool,
+        observing: bool,
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """The model call with the patch applied (`patching`), its raw chunks observed (`observing`)."""
+        if patching:
+            context = run.sent = await self._patched(context, run)
+        if not observing:
+            async for event in next_fn(context):
+                yield event
+            return
         deltas, call = run.state.deltas(), dict[str, str]()
         async for event in next_fn(context):
             chunk = event.get("event")  # documented stream event "event": the model's raw chunk (a StreamEvent)
@@ -682,14 +756,25 @@ class HookregProvider:
                 await self._observe(chunk, deltas, call, run)
             yield event
 
-    async def invocation(
+    def invocation(
         self, context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]
     ) -> AsyncGenerator[TypedEvent, None]:
-        """Wrap one invocation pass: note how it ended; hand a hook's `StopRun` to the caller as itself.
+        """Wrap one invocation pass: hand a hook's `StopRun` to the caller as itself, the conversation left whole.
 
         After a stop, every tool call of the stopped answer gets a tool result
         in the conversation. ``on_session_end`` fires from ``AfterInvocationEvent``.
+        Chosen per pass: with no hook in the registry when the pass starts, no
+        hook can stop it, and the pass is Strands' own, with no layer of
+        hookreg's around it (``after_invocation`` reads how it ended).
         """
+        if not self.registry:
+            return next_fn(context)
+        return self._guarded(context, next_fn)
+
+    async def _guarded(
+        self, context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """The invocation pass, a hook's `StopRun` unwrapped from Strands' ``EventLoopException``."""
         try:
             async for event in next_fn(context):
                 yield event
@@ -739,7 +824,7 @@ class HookregProvider:
         Not for a failed model call.
         """
         run = self._run(event)
-        if event.stop_response is None or run.state.ended:
+        if event.stop_response is None or run.state.ended or not self._listens(_ANSWER_POINTS):
             return
         message: Message = event.stop_response.message
         raw, text = event.stop_response.stop_reason, _text(message["content"])
@@ -749,7 +834,8 @@ class HookregProvider:
         if self.registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):  # asking a model its name, minting an id: for a hook
             if not message.get("tracking_id"):  # Strands keeps a caller's UUID v4 as the message's id
                 message["tracking_id"] = str(uuid.uuid4())
-            message_id, model = message.get("tracking_id"), run.model or self._default_model(run.called)
+            called = run.asked.model if run.asked is not None else None
+            message_id, model = message.get("tracking_id"), run.model or self._default_model(called)
         answered = run.state.answered(
             text,
             calls,
@@ -766,9 +852,13 @@ class HookregProvider:
         if action.kind != "continue":
             event.retry = run.retrying = True
 
+    def _listens(self, points: tuple[HookPoint, ...]) -> bool:
+        """Whether a hook listens at any of `points` (read at each call: a hook registered meanwhile counts)."""
+        return any(map(self.registry.has_hooks, points))
+
     def _judging(self) -> bool:
         """Whether any hook judges a call's arguments (with none, nothing is recorded, copied or judged again)."""
-        return any(self.registry.has_hooks(point) for point in _GATE_POINTS)
+        return self._listens(_GATE_POINTS)
 
     async def _verdict(self, run: _Run, agent: Any, tool: Any, use: ToolUse) -> GateResult:
         """The gate's verdict on the call `use` (`tool`: what Strands resolved it to): an earlier one, else a new one.
@@ -836,6 +926,10 @@ class HookregProvider:
             return  # Strands' own structured-output tool: not a user tool call, no tool point judges it
         run = self._tool_run(event)
         use: ToolUse = event.tool_use
+        if (run.restricted is None or use["name"] in run.restricted) and not self._listens(_CALL_POINTS):
+            return  # nothing can refuse or rewrite the call: it is Strands' own to run or refuse
+        if self._judging():
+            self._layer(event.agent, "tool")  # the innermost gate, for edits made after this callback
         verdict = await self._verdict(run, event.agent, event.selected_tool, use)
         if not verdict.allowed:
             event.cancel_tool = verdict.text or _NOT_RUN
@@ -846,25 +940,31 @@ class HookregProvider:
         if call.tool_name != use["name"] or self._judging():
             event.tool_use = cast("ToolUse", {**use, "name": call.tool_name, "input": dict(_snapshot(call.args))})
 
-    async def execute_tool(
+    def execute_tool(
         self, context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
     ) -> AsyncGenerator[TypedEvent, None]:
         """Strands ``ExecuteToolStage`` middleware, innermost: judge the call as it will run, after every edit.
 
         A call the gate refuses here gets the refusal as its error result and
         never runs; one it approves runs with a copy of the approved args.
+        Chosen per call: with no hook judging arguments, the call is Strands'
+        own, with no layer of hookreg's around it.
 
         Args:
             context: The tool call Strands is about to run.
             next_fn: The rest of the middleware chain, ending in the tool.
 
-        Yields:
+        Returns:
             The tool's events.
         """
         if not self._judging() or isinstance(context.tool, StructuredOutputTool):
-            async for event in next_fn(context):
-                yield event
-            return
+            return next_fn(context)
+        return self._execute_judged(context, next_fn)
+
+    async def _execute_judged(
+        self, context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """Judge the call again, as it will run; run the approved call, or answer with the refusal."""
         run, use = self._tool_run(context), context.tool_use
         call_id = str(use["toolUseId"])
         verdict = await self._verdict(run, context.agent, context.tool, use)
@@ -901,11 +1001,13 @@ class HookregProvider:
         if call_id in run.refused:
             run.refused.discard(call_id)  # the innermost gate refused it: permission_denied was its outcome
             return
+        text = run.results[call_id] = _text(event.result["content"])
+        if not self._listens(_OUTCOME_POINTS):
+            return
         if judged is not None:
             call = judged.verdict.call  # the approved call, as the tool got it
         else:
             call = ToolCallRequest(call_id, use["name"], use["input"] if isinstance(use["input"], Mapping) else {})
-        text = run.results[call_id] = _text(event.result["content"])
         ms = (event.duration or 0.0) * 1000
         if event.exception is not None or event.result.get("status") == "error":
             error = event.exception or ToolErrorResult(text)
@@ -932,6 +1034,8 @@ class HookregProvider:
         if run is None:
             return
         result, turns = event.result, run.state.turns
+        if run.error is None and result is None:
+            run.error = _escaping()  # a pass with no layer of hookreg's around it (`invocation`) raised
         if run.error is not None:
             await self._end(event, outcome_for(run.error, turns), run.error)
             return
