@@ -73,6 +73,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import copy
 import dataclasses
@@ -81,7 +82,7 @@ import json
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from typing import Any, Final, cast
+from typing import Any, Final, cast, get_type_hints
 
 from hookreg import (
     HookPoint,
@@ -308,18 +309,19 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
             if not verdict.allowed:
                 return verdict.text
             call = verdict.call
+            arguments = json.dumps(dict(call.args)) if verdict.rewritten else input_json
             started = time.perf_counter()
-            deadline = asyncio.timeout(limit)
+            deadline = None if limit is None else asyncio.timeout(limit)  # a timeout scope costs even unbounded
             try:
-                async with deadline:
-                    raw = await invoke(ctx, json.dumps(dict(call.args)) if verdict.rewritten else input_json)
+                async with deadline or _UNBOUNDED:
+                    raw = await invoke(ctx, arguments)
             except StopRun:
                 raise
             except (Exception, asyncio.CancelledError) as exc:
                 if isinstance(exc, asyncio.CancelledError) and _being_cancelled():
                     raise  # the run is cancelled; a CancelledError the tool raised itself fails the call, as in the SDK
                 ms = (time.perf_counter() - started) * 1000
-                if deadline.expired() and limit is not None:
+                if deadline is not None and limit is not None and deadline.expired():
                     return await _timed_out(tool, registry, context, call, ctx, limit=limit, ms=ms)
                 base = await formatter(ctx, exc)
                 if base is None and not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
@@ -329,13 +331,7 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
                 if base is None and text is message:
                     raise  # the tool asks its errors to propagate, and no on_tool_error hook worded this one
                 return text
-            ms = (time.perf_counter() - started) * 1000
-            shown = present(raw)
-            steps = succeeded(registry, context, call, raw, presentation=shown, duration_ms=ms)
-            text = await adrive(registry, steps)
-            # The SDK presents a result its own way: hand it the raw value unless a hook rewrote the text (a
-            # transform chain that returned None hands back the very presentation it was given).
-            return raw if text is shown else text
+            return await _returned(registry, context, call, raw, started=started)
         except StopRun as stop:
             if run is not None:
                 await run.end_with(stop)
@@ -343,9 +339,46 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
 
     if tool.needs_approval is not False:  # a tool that never asks a human keeps the SDK's plain path
         guarded.needs_approval = _gate_first(registry, tool.name, judged, sdk_approval)
-    guarded.on_invoke_tool = call_tool
+    guarded.on_invoke_tool = _described(call_tool)
     _GUARDS[call_tool] = registry
     return guarded
+
+
+async def _returned(registry: HookRegistry, run: RunContext, call: ToolCallRequest, raw: Any, *, started: float) -> Any:
+    """What a guarded tool that returned `raw` hands the SDK, after the result points (when a hook listens there).
+
+    The SDK presents a result its own way: it gets the raw value unless a hook
+    rewrote the text (a transform chain that returned None hands back the very
+    presentation it was given).
+    """
+    if not _listens(registry, _RESULT_POINTS):
+        return raw
+    ms = (time.perf_counter() - started) * 1000
+    shown = present(raw)
+    text = await adrive(registry, succeeded(registry, run, call, raw, presentation=shown, duration_ms=ms))
+    return raw if text is shown else text
+
+
+_Invoker = Callable[[ToolContext[Any], str], Awaitable[Any]]
+
+_RESULT_POINTS: Final = (HookPoint.TRANSFORM_TOOL_RESULT, HookPoint.POST_TOOL_CALL)
+"""The points a tool's result fires (`hookreg._lifecycle.succeeded`)."""
+
+_UNBOUNDED: Final = contextlib.nullcontext()
+"""The scope of a tool call with no ``timeout_seconds``."""
+
+
+def _described(invoker: _Invoker) -> _Invoker:
+    """`invoker` with its annotations resolved and its signature kept: the SDK reads both on every call.
+
+    The SDK picks the context an invoker gets from its first parameter's
+    annotation, through ``inspect.signature`` and ``typing.get_type_hints``
+    on each call; this module's annotations are strings (``from __future__
+    import annotations``), which ``get_type_hints`` would evaluate every time.
+    """
+    invoker.__annotations__ = get_type_hints(invoker)
+    invoker.__dict__["__signature__"] = inspect.signature(invoker)  # read first by inspect.signature
+    return invoker
 
 
 _GUARDS: weakref.WeakKeyDictionary[Callable[..., Any], HookRegistry] = weakref.WeakKeyDictionary()
@@ -703,7 +736,7 @@ class _Call:
         self.run: _Run | None = None
         self.served_by: Model | None = None
         self.answered = False  # whether the run contract's answer points fired for this call (`_turn_finished`)
-        self.patch = RequestPatch()
+        self.patch = _NO_PATCH
         self.selected: str | None = None
 
 
@@ -880,8 +913,22 @@ _TERMINAL_EVENTS: Final = frozenset({"response.completed", "response.incomplete"
 
 _ANSWER_POINTS: Final = (HookPoint.MODEL_TURN_FINISHED, HookPoint.STOP)
 
-_MODEL_POINTS: Final = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT, *_ANSWER_POINTS)
+_PATCH_POINTS: Final = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
+"""The points that shape a model call before it is made (`hookreg._lifecycle.RunState.model_call`)."""
+
+_MODEL_POINTS: Final = (*_PATCH_POINTS, *_ANSWER_POINTS)
 """The points that need hookreg's per-call model in the run's place (`HookregRunHooks.run_config`)."""
+
+_TURN_POINTS: Final = (HookPoint.MODEL_TURN_FINISHED, HookPoint.POST_TURN)
+"""The points an answer fires (`hookreg._lifecycle.RunState.answered`)."""
+
+_NO_PATCH: Final = RequestPatch()
+"""A model call as the run makes it: what `RunState.model_call` starts from, and hands back when nobody patches."""
+
+
+def _listens(registry: HookRegistry, points: Iterable[HookPoint]) -> bool:
+    """Whether a hook listens at any of `points` now (a dict read each: decided per event, DESIGN §8)."""
+    return any(map(registry.has_hooks, points))
 
 
 async def _turn_finished(call: _Call, answer: _Answer, settings: ModelSettings) -> TurnAction:
@@ -1142,7 +1189,7 @@ class HookregRunHooks(RunHooks[Any]):
 
     def _serves_calls(self) -> bool:
         """Whether a hook listens at a point that needs hookreg's per-call model (see `run_config`)."""
-        return any(self.registry.has_hooks(point) for point in _MODEL_POINTS)
+        return _listens(self.registry, _MODEL_POINTS)
 
     def _installs_nothing(self) -> bool:
         """Whether `run_config` would hand back the app's config unchanged: nobody listens where it installs anything.
@@ -1244,16 +1291,16 @@ class HookregRunHooks(RunHooks[Any]):
 
     # --- SDK hooks
 
-    def _run(self, usage: Usage, goal: Iterable[object], *, starting: bool = False) -> _Run:
+    def _run(self, usage: Usage, goal: Iterable[object], *, starting: bool = False, agent: str | None = None) -> _Run:
         """The state of the run `usage` belongs to, created (and claimed by an entry point) on first sight.
 
         An agent or a model call `starting` after the run ended belongs to a
         new run on the same SDK context (a resumed run state): it gets a fresh
-        state, turns counted from 1 again.
+        state, turns counted from 1 again, its context naming `agent`.
         """
         run = _live(usage)
         if run is None or (starting and run.state.ended):
-            run = _Run(self, RunState(self.registry, RunContext(), _first_user_text(goal)))
+            run = _Run(self, RunState(self.registry, RunContext(agent_name=agent), _first_user_text(goal)))
             entry = _ENTRY.get()
             if entry is not None and entry.hooks is self and entry.run is None:
                 entry.run = run
@@ -1262,8 +1309,9 @@ class HookregRunHooks(RunHooks[Any]):
 
     async def on_agent_start(self, context: AgentHookContext[Any], agent: Agent[Any]) -> None:
         """Track the run; name its agent."""
-        run = self._run(context.usage, context.turn_input, starting=True)
-        run.state.run = dataclasses.replace(run.state.run, agent_name=agent.name)
+        run = self._run(context.usage, context.turn_input, starting=True, agent=agent.name)
+        if run.state.run.agent_name != agent.name:  # a handoff: the run goes on as the new agent's
+            run.state.run = dataclasses.replace(run.state.run, agent_name=agent.name)
 
     async def on_llm_start(
         self,
@@ -1289,17 +1337,19 @@ class HookregRunHooks(RunHooks[Any]):
                     state.run = dataclasses.replace(state.run, agent_name=agent.name)
                 await self._check(run, await adrive(registry, state.start()))
             await self._check(run, await adrive(registry, state.turn()))
-            default = call.model.default_name(agent) if call else _model_name(agent.model)
-            steps = state.model_call(RequestPatch(), default, lambda: _history(input_items))
-            patch, name = await adrive(registry, steps)
-            selected = None if name == default else name
+            patch, selected = _NO_PATCH, None
+            if _listens(registry, _PATCH_POINTS):  # else no patch and no pick: the default model need not be named
+                default = call.model.default_name(agent) if call else _model_name(agent.model)
+                steps = state.model_call(_NO_PATCH, default, lambda: _history(input_items))
+                patch, name = await adrive(registry, steps)
+                selected = None if name == default else name
         except StopRun as stop:
             await run.end_with(stop)
             raise
         run.offered = patch.active_tools
         if call is not None:
             call.patch, call.selected, call.run = patch, selected, run
-        elif patch != RequestPatch() or selected is not None:
+        elif patch != _NO_PATCH or selected is not None:
             msg = (
                 f"Cannot apply {patch!r} (model {selected!r}) to this model call: the run has no hookreg "
                 "RunConfig. Start it with hooks.run(...), or pass run_config=hooks.run_config() to Runner.run."
@@ -1324,7 +1374,7 @@ class HookregRunHooks(RunHooks[Any]):
             (item.call_id, item.arguments) for item in response.output if isinstance(item, ResponseFunctionToolCall)
         )
         call = _CALL.get()
-        if call is not None and call.run is run and call.answered:
+        if (call is not None and call.run is run and call.answered) or not _listens(self.registry, _TURN_POINTS):
             return
         answered = run.state.answered(_text(response.output), _requests(response.output), raw_finish_reason=None)
         try:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, get_type_hints
 
 import pytest
 from agents import (
@@ -20,6 +21,7 @@ from agents import (
 from agents.models.multi_provider import MultiProvider
 from agents.run_config import CallModelData, ModelInputData
 from agents.testing import ScriptedModel, assistant_message, function_call
+from agents.tool_context import ToolContext
 
 from hookreg import (
     HookRegistry,
@@ -350,3 +352,29 @@ def test_an_error_the_tool_lets_propagate_still_does_when_no_hook_words_it() -> 
 def test_a_call_without_arguments_reads_as_no_arguments() -> None:
     """A tool call whose arguments are missing (None, which the SDK itself then refuses) reads as {}, not a crash."""
     assert _model_arguments(None) == {}
+
+
+def test_the_guarded_invoker_describes_itself_once() -> None:
+    """The SDK reads a tool invoker's signature and type hints on every call: the guarded one has them ready."""
+    invoker = guard_tool(lookup, HookRegistry()).on_invoke_tool
+    assert inspect.signature(invoker) is inspect.signature(invoker)
+    assert not [hint for hint in invoker.__annotations__.values() if isinstance(hint, str)]
+    assert get_type_hints(invoker)["ctx"] == ToolContext[Any]
+
+
+def test_hooks_registered_during_a_run_fire_at_the_next_event() -> None:
+    """Whether a point has listeners is read at each SDK event: hooks a tool registers mid-run fire in that run."""
+    registry = HookRegistry()
+    seen: list[str] = []
+
+    def listen(key: str) -> str:
+        registry.post_tool_call(lambda ctx: seen.append(f"post_tool_call {ctx.result}"))
+        registry.pre_model_call(lambda ctx: seen.append(f"pre_model_call {ctx.turn}"))
+        registry.post_turn(lambda ctx: seen.append(f"post_turn {ctx.response_text}"))
+        return f"listening {key}"
+
+    tool = function_tool(listen, name_override="lookup")
+    agent = Agent(name="a", model=calling_lookup(), tools=guard_tools([tool], registry))
+    result = asyncio.run(hookreg_run_hooks(registry).run(agent, "look"))
+    assert result.final_output == "done"
+    assert seen == ["post_tool_call listening k", "pre_model_call 2", "post_turn done"]
