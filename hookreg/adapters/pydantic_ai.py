@@ -146,6 +146,10 @@ _PASS_THROUGH = (CallDeferred, ApprovalRequired, SkipToolExecution, StopRun)
 """Raised through a tool call as they are, with no outcome point: pydantic-ai's control flow, and a stop."""
 
 
+_ABSENT: CombinedCapability[Any] = CombinedCapability([])
+"""What a part is in a run no hook listens to: a group of no capability, which pydantic-ai flattens away."""
+
+
 class _Refused(ToolFailed):
     """The gate refused a call in ``before_tool_execute``: a failed result for the model, no outcome point."""
 
@@ -191,8 +195,18 @@ class _Part(AbstractCapability[Any]):
         """This run's context (the current turn's, once a turn started)."""
         return self._scope.state.run
 
-    async def for_run(self, ctx: PaiRunContext[Any]) -> Self:
-        """Return a copy holding this agent run's state: a fresh `hookreg.RunContext`, shared with the other part."""
+    async def for_run(self, ctx: PaiRunContext[Any]) -> Self | CombinedCapability[Any]:
+        """Return a copy holding this agent run's state: a fresh `hookreg.RunContext`, shared with the other part.
+
+        With no hook registered at all, no capability (an empty group, which
+        pydantic-ai leaves out of the run): pydantic-ai calls every hook
+        method of every capability of a run, so a part that is there costs
+        the run whether or not a hook listens (DESIGN §8, "Transparent when
+        nobody listens"). Hooks registered once the run started then count
+        from the next run.
+        """
+        if not len(self.registry):  # no hook at any point (a registry's length counts those it includes)
+            return _ABSENT
         # pydantic-ai binds both parts with the very same context; its run id alone may repeat (a resumed run)
         key = (ctx.run_id, id(ctx))
         scope = self._runs.get(key)
@@ -544,7 +558,9 @@ class HookregCapability(CombinedCapability[Any]):
 
     One capability may serve many runs, also concurrently: pydantic-ai calls
     `for_run` of both parts for each run, which return copies holding that
-    run's own `hookreg.RunContext` and state.
+    run's own `hookreg.RunContext` and state. A run that starts with no hook
+    in the registry holds neither part, so hookreg costs it nothing; a hook
+    registered while such a run goes on counts from the next run.
 
     Tool calls follow the run contract (`hookreg._lifecycle.gate`):
 

@@ -1307,3 +1307,33 @@ def test_pydantic_ais_normalised_reason_wins_over_an_unfamiliar_provider_spellin
 
     asyncio.run(make_agent(registry, RecordingTool(), FunctionModel(respond)).run("go"))
     assert reasons == [(FinishReason.ERROR, "MALFORMED_FUNCTION_CALL")]
+
+
+def test_a_run_no_hook_listens_to_holds_no_hookreg_capability_and_a_later_hook_joins_the_next_run() -> None:
+    """An empty registry leaves hookreg out of the run: pydantic-ai calls every capability of a run on every step.
+
+    A hook registered between runs joins the next run, with both parts.
+    """
+    registry = HookRegistry()
+    held: list[int] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        del info
+        if any(isinstance(part, ToolReturnPart) for part in messages[-1].parts):
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart("look", {})])
+
+    agent = Agent(FunctionModel(respond), capabilities=[hookreg_capability(registry)])
+
+    @agent.tool
+    def look(ctx: PaiRunContext[None]) -> str:
+        """Count the run's capabilities that run `registry`'s hooks."""
+        held.append(sum(getattr(capability, "registry", None) is registry for capability in ctx.capabilities.values()))
+        return "seen"
+
+    assert asyncio.run(agent.run("look")).output == "done"
+    ran: list[str] = []
+    registry.post_tool_call(lambda ctx: ran.append(ctx.tool_name))
+    assert asyncio.run(agent.run("look")).output == "done"
+    assert held == [0, 2]
+    assert ran == ["look"]
