@@ -38,7 +38,8 @@ Mapping (hookreg point → where it runs):
   denies (and fires ``permission_denied``).
 
 A callback is registered only for an event whose points have hooks when the
-query starts, so with an empty registry the options reach the SDK unchanged.
+query starts; with no hook at any point a query reaches, `HookregHooks.query`
+is the SDK's own ``query``, its message stream handed back as it is.
 
 Example:
     >>> async for message in HookregHooks(registry).query(prompt="go", options=options):  # doctest: +SKIP
@@ -123,6 +124,23 @@ _EVENTS: Mapping[str, tuple[HookPoint, ...]] = {
 }
 
 
+# Every point a query can reach: with no hook at any of them when it starts, a query is the SDK's own.
+_REACHED: tuple[HookPoint, ...] = tuple(
+    dict.fromkeys(
+        (
+            P.ON_SESSION_START,
+            P.USER_PROMPT_SUBMIT,
+            P.PRE_TURN,
+            P.ON_SESSION_END,
+            P.ON_INTERACTION,
+            P.PERMISSION_DENIED,
+            P.NOTIFICATION,
+            *(point for points in _EVENTS.values() for point in points),
+        )
+    )
+)
+
+
 class ToolFailure(Exception):  # noqa: N818 -- it is the tool's failure, as the CLI reported it
     """A tool call the CLI reported as failed (``PostToolUseFailure``); its message is the CLI's error text."""
 
@@ -204,7 +222,7 @@ class HookregHooks:
     def __repr__(self) -> str:
         return f"HookregHooks({self.registry!r})"
 
-    async def query(
+    def query(
         self,
         *,
         prompt: str | AsyncIterable[dict[str, Any]],
@@ -213,6 +231,9 @@ class HookregHooks:
     ) -> AsyncIterator[Message]:
         """`claude_agent_sdk.query` with the registry's hooks: one hookreg session per call.
 
+        With no hook at any point a query reaches when it is called, the SDK's own message stream comes back, with
+        nothing of hookreg's around it: a hook registered during that query takes effect from the next one.
+
         Args:
             prompt: The prompt, gated before the CLI starts; or the SDK's stream of user messages, each
                 gated before it reaches the CLI (a deny ends the stream, and the run).
@@ -220,12 +241,20 @@ class HookregHooks:
                 ``hooks`` and, for ``on_interaction``, fill in ``can_use_tool``.
             transport: Passed to `claude_agent_sdk.query` as is.
 
-        Yields:
-            The SDK's messages, unchanged.
+        Returns:
+            The SDK's messages, unchanged, as an async iterator.
 
         Raises:
             StopRun: A hook stopped the run (the same object).
         """
+        if not any(map(self.registry.has_hooks, _REACHED)):
+            return sdk_query(prompt=prompt, options=options, transport=transport)
+        return self._session(prompt, options, transport)
+
+    async def _session(
+        self, prompt: str | AsyncIterable[dict[str, Any]], options: ClaudeAgentOptions | None, transport: Any
+    ) -> AsyncIterator[Message]:
+        """`query` as one hookreg session: the prompt gated, the callbacks joined, the session ended once."""
         registry = self.registry
         run = _Run(RunState(registry, RunContext()), self.tool_names)
         state = run.state

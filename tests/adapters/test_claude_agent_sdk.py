@@ -88,6 +88,26 @@ def test_an_empty_registry_hands_the_sdk_the_very_options() -> None:
     assert wired(HookRegistry(), options)[0] is options
 
 
+def test_a_query_nobody_listens_to_is_the_sdk_s_own_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No hook at any point a query reaches: `query` hands back what the SDK's query returned, no layer around it."""
+    import hookreg.adapters.claude_agent_sdk as adapter
+
+    stream, asked = object(), []
+
+    def sdk_query(**arguments: object) -> object:
+        asked.append(arguments)
+        return stream
+
+    monkeypatch.setattr(adapter, "sdk_query", sdk_query)
+    registry = HookRegistry()
+    registry.post_turn(lambda ctx: None)  # the SDK shows no moment after a model call: no query reaches it
+    options = ClaudeAgentOptions()
+    assert HookregHooks(registry).query(prompt="go", options=options) is stream
+    assert asked == [{"prompt": "go", "options": options, "transport": None}]
+    registry.on_session_end(lambda ctx: None)
+    assert HookregHooks(registry).query(prompt="go", options=options) is not stream
+
+
 def test_callbacks_join_the_application_s_hooks_only_for_events_with_hooks() -> None:
     """The app's matchers stay first; hookreg adds one blocking matcher per event with hooks, and one counting turns."""
     registry = HookRegistry()
