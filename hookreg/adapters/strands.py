@@ -548,10 +548,9 @@ class HookregProvider:
 
     def _current(self, where: _Invocation) -> _Run | None:
         """The run of the invocation `where` belongs to, or ``None`` outside an invocation."""
-        entry = self._runs.get((id(where.agent), id(where.invocation_state)))
-        if entry is None or entry[0] is not where.agent or entry[1] is not where.invocation_state:
-            return None
-        return entry[2]
+        agent, state = where.agent, where.invocation_state
+        entry = self._runs.get((id(agent), id(state)))
+        return entry[2] if entry is not None and entry[0] is agent and entry[1] is state else None
 
     def _run(self, where: _Invocation) -> _Run:
         """This invocation's run (a tool called outside an invocation gets a run of its own, not kept)."""
@@ -598,8 +597,8 @@ class HookregProvider:
         Raises:
             StopRun: The prompt was denied, or a hook stopped the run.
         """
-        if self.registry:  # a hook may stop the run inside the pass (`invocation`)
-            self._layer(event.agent, "invocation")
+        if "invocation" not in self._layers.get(event.agent, ()) and self.registry:
+            self._layer(event.agent, "invocation")  # a hook may stop the run inside the pass
         if event.messages is None or event.cancel or self._current(event) is not None:
             return  # the deprecated structured_output_async (no messages), refused by another callback, a continuation
         key = id(event.agent), id(event.invocation_state)
@@ -756,25 +755,18 @@ class HookregProvider:
                 await self._observe(chunk, deltas, call, run)
             yield event
 
-    def invocation(
+    async def invocation(
         self, context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]
     ) -> AsyncGenerator[TypedEvent, None]:
         """Wrap one invocation pass: hand a hook's `StopRun` to the caller as itself, the conversation left whole.
 
         After a stop, every tool call of the stopped answer gets a tool result
         in the conversation. ``on_session_end`` fires from ``AfterInvocationEvent``.
-        Chosen per pass: with no hook in the registry when the pass starts, no
-        hook can stop it, and the pass is Strands' own, with no layer of
-        hookreg's around it (``after_invocation`` reads how it ended).
+        Added to an agent by the first pass that starts with a hook in the
+        registry (`before_invocation`); a pass of an agent without it, which
+        no hook could stop, is Strands' own (``after_invocation`` reads how it
+        ended).
         """
-        if not self.registry:
-            return next_fn(context)
-        return self._guarded(context, next_fn)
-
-    async def _guarded(
-        self, context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]
-    ) -> AsyncGenerator[TypedEvent, None]:
-        """The invocation pass, a hook's `StopRun` unwrapped from Strands' ``EventLoopException``."""
         try:
             async for event in next_fn(context):
                 yield event
@@ -823,8 +815,10 @@ class HookregProvider:
 
         Not for a failed model call.
         """
+        if event.stop_response is None or not self._listens(_ANSWER_POINTS):
+            return
         run = self._run(event)
-        if event.stop_response is None or run.state.ended or not self._listens(_ANSWER_POINTS):
+        if run.state.ended:
             return
         message: Message = event.stop_response.message
         raw, text = event.stop_response.stop_reason, _text(message["content"])
@@ -881,12 +875,17 @@ class HookregProvider:
         if earlier is not None and earlier.covers(name, use["input"]):
             return earlier.verdict
         raw = run.malformed.pop(call_id, None)
-        names = {*agent.tool_names, *([tool.tool_name] if tool is not None else [])}
-        specs = dict(run.specs)
-        if tool is not None:
-            specs.setdefault(tool.tool_name, tool.tool_spec)
+        checking = self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL)
+        # the agent's tools (Strands validates every spec to list them) only where they count: for hookreg's checks,
+        # or the text of a call a patch refused
+        names = {name}
+        if checking or run.restricted is not None:
+            names = {*agent.tool_names, *([tool.tool_name] if tool is not None else [])}
         verdict: GateResult | None = None
-        if self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
+        if checking:
+            specs = run.specs
+            if tool is not None:
+                specs.setdefault(tool.tool_name, tool.tool_spec)
             steps = gate(
                 self.registry,
                 run.state.run,
@@ -913,7 +912,9 @@ class HookregProvider:
             )
             verdict = await adrive(self.registry, steps)
         if self._judging():
-            run.judged[call_id] = _Judged((name, _snapshot(use["input"])), verdict)
+            # the call as judged: the approved args themselves (hookreg's own deep copy) when they are equal to it
+            judged = verdict.call.args if verdict.call.tool_name == name and use["input"] == verdict.call.args else None
+            run.judged[call_id] = _Judged((name, _snapshot(use["input"]) if judged is None else judged), verdict)
         return verdict
 
     async def before_tool_call(self, event: BeforeToolCallEvent) -> None:
@@ -1045,8 +1046,11 @@ class HookregProvider:
             return
         # a run Strands' structured-output tool ended stops on "tool_use" with the output: it completed
         if result.stop_reason in _COMPLETED:
-            try:
-                feedback = await adrive(self.registry, run.state.stop(_text(result.message["content"])))
+            try:  # the answer's text only for a stop hook
+                asked = self.registry.has_hooks(HookPoint.STOP)
+                feedback = (
+                    await adrive(self.registry, run.state.stop(_text(result.message["content"]))) if asked else None
+                )
             except BaseException as error:
                 await self._end(event, outcome_for(error, turns), error)
                 raise
