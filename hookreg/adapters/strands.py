@@ -22,8 +22,8 @@ Where each hook point runs:
   the caller gets `hookreg.StopRun` with the reason and ``on_session_end``
   says ``stopped``.
 - ``pre_model_call``, ``model_select``, the delta points: Strands'
-  ``InvokeModelStage`` middleware, which the provider adds to each agent it
-  serves. The merged `hookreg.RequestPatch` applies to that very model call:
+  ``InvokeModelStage`` middleware, which the provider adds to an agent when
+  a hook first listens there. The merged `hookreg.RequestPatch` applies to that very model call:
   ``preamble`` replaces the system prompt and ``extra_context`` blocks are
   appended to it; ``active_tools`` filters the user tools' specs offered
   (Strands' structured-output tool stays offered; a call to a tool that was
@@ -89,9 +89,17 @@ Where each hook point runs:
   events do not say whether the caller streams (``invoke_async`` streams
   internally too).
 
+Where no hook listens, the provider does no work and adds no layer: each of
+its three middlewares (`_layer`) is added to an agent the first time a hook
+needs it, and passes a call through untouched when none listens at its points
+for that call (the choice is made per call, per pass for the invocation
+wrapper), so a hook registered between runs, or mid-run before the next
+Strands event, runs.
+
 A `hookreg.StopRun` raised by any hook reaches the caller as the same object
 (Strands would wrap one raised inside its event loop in
-``EventLoopException``; the provider unwraps it), and the conversation is left
+``EventLoopException``; the provider unwraps it, in a pass that started with
+a hook in the registry), and the conversation is left
 with a tool result for every tool call of the stopped answer (the result of a
 call that ran, else a "not run" notice), then an assistant message saying the
 run stopped, so a later prompt keeps the roles alternating.
