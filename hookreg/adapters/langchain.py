@@ -221,6 +221,16 @@ or tool node, as without hookreg.
 # The points that may change a model request: with no hook there, reading the request into a patch is skipped.
 _MODEL_POINTS = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
 _DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
+# The points of a tool call: with no hook at any of them, a call LangChain makes runs as it made it.
+_TOOL_POINTS = (
+    HookPoint.INVALID_TOOL_CALL,
+    HookPoint.TRANSFORM_TOOL_INPUT,
+    HookPoint.PRE_TOOL_CALL_DECIDE,
+    HookPoint.TRANSFORM_TOOL_RESULT,
+    HookPoint.POST_TOOL_CALL,
+    HookPoint.POST_TOOL_CALL_FAILURE,
+    HookPoint.ON_TOOL_ERROR,
+)
 # The points that need the model's stream: the deltas, and invalid_tool_call (malformed streamed argument text).
 _OBSERVING_POINTS = (*_DELTA_POINTS, HookPoint.INVALID_TOOL_CALL)
 # The middleware hooks LangChain makes a graph node of around the model call, and those that may change a tool call.
@@ -389,6 +399,11 @@ class _Run:
         self.judged.pop(call_id, None)
         self.ran.pop(call_id, None)
         self.passed.pop(call_id, None)
+
+
+def _listening(registry: HookRegistry, points: Sequence[HookPoint]) -> bool:
+    """Whether a hook listens at any of `points` now (`HookRegistry.has_hooks`: a dict read each)."""
+    return any(registry.has_hooks(point) for point in points)
 
 
 def _defines(middleware: AgentMiddleware[Any, Any, Any], *hooks: str) -> bool:
@@ -580,6 +595,8 @@ def _settings(request: ModelRequest[Any], patch: RequestPatch) -> dict[str, Any]
 
 def _answered(state: RunState, answer: AIMessage) -> Steps[TurnAction]:
     """``model_turn_finished`` and ``post_turn`` on `answer`: its text, calls, finish reason, usage, id and model."""
+    if not _listening(state.registry, (HookPoint.MODEL_TURN_FINISHED, HookPoint.POST_TURN)):
+        return TurnAction.continue_run()  # nobody reads the answer: nothing is built from it
     metadata = answer.response_metadata or {}
     reason = metadata.get("finish_reason") or metadata.get("stop_reason")
     model = metadata.get("model_name") or metadata.get("model")
@@ -587,13 +604,15 @@ def _answered(state: RunState, answer: AIMessage) -> Steps[TurnAction]:
         ToolCallRequest(c["id"] or "", c["name"], c["args"] if isinstance(c["args"], Mapping) else {})
         for c in answer.tool_calls
     ]
-    return state.answered(
-        answer.text,
-        calls,
-        raw_finish_reason=reason if isinstance(reason, str) else None,
-        usage={k: v for k, v in (answer.usage_metadata or {}).items() if isinstance(v, int)},
-        message_id=answer.id,
-        model=model if isinstance(model, str) else None,
+    return (
+        yield from state.answered(
+            answer.text,
+            calls,
+            raw_finish_reason=reason if isinstance(reason, str) else None,
+            usage={k: v for k, v in (answer.usage_metadata or {}).items() if isinstance(v, int)},
+            message_id=answer.id,
+            model=model if isinstance(model, str) else None,
+        )
     )
 
 
@@ -891,7 +910,9 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if run.stop is not None:  # a tool hook stopped the run: end it now
             return {"jump_to": "end"}
         try:
-            outcome = yield from run.state.turn(_prompt(state))
+            # pre_turn shows the latest user message: read only when a hook listens there
+            prompt = _prompt(state) if self.registry.has_hooks(HookPoint.PRE_TURN) else None
+            outcome = yield from run.state.turn(prompt)
         except StopRun as stop:
             return (yield from self._halt(run, stop, _messages(state)))
         except BaseException as error:
@@ -965,16 +986,18 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def _model_call(self, run: _Run, request: ModelRequest[Any], *, asynchronous: bool) -> _Flow[Any]:
         run.tools = {t.name: t for t in request.tools if isinstance(t, BaseTool)}
         try:
-            asked = frozenset(_tool_name(t) for t in request.tools)
             if run.passed or run.rewritten:
                 request = yield from self._reported(run, request)
-            if any(self.registry.has_hooks(point) for point in _MODEL_POINTS):  # else the request goes as it is
+            if _listening(self.registry, _MODEL_POINTS):
+                asked = frozenset(_tool_name(t) for t in request.tools)
                 request = yield from self._patched(run, request, asked)
-            run.offered = frozenset(_tool_name(t) for t in request.tools)
-            run.restricted = run.offered if run.offered != asked else None
+                run.offered = frozenset(_tool_name(t) for t in request.tools)
+                run.restricted = run.offered if run.offered != asked else None
+            else:  # the request goes as it is: each of its tools is offered
+                run.offered = run.restricted = None
             run.streamed = {}
             stream: BaseCallbackHandler | None = None
-            if any(self.registry.has_hooks(point) for point in _OBSERVING_POINTS):
+            if _listening(self.registry, _OBSERVING_POINTS):
                 stream = (_AsyncDeltas if asynchronous else _Deltas)(self.registry, run.state.deltas(), run.streamed)
             return (yield _Call(request, stream))
         except BaseException as error:
@@ -1230,6 +1253,8 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         call_id, name = call.get("id") or "", call["name"]
         if run.stop is not None:
             return _tool_message(call_id, name, STOPPED_NOTICE)
+        if run.restricted is None and not _listening(self.registry, _TOOL_POINTS):
+            return (yield from self._untouched(run, request))
         paused = False
         try:
             verdict = yield from self._judged(run, call, request.tool, run.raw_args.get(call_id, call["args"]))
@@ -1248,6 +1273,17 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         finally:
             if not paused:
                 run.forget(call_id)
+
+    def _untouched(self, run: _Run, request: LangChainToolCall) -> _Flow[_ToolResponse]:
+        """No hook listens at a tool point: the call runs as LangChain made it; an error leaving it ends the run."""
+        try:
+            response: _ToolResponse = yield _Call(request)
+        except GraphBubbleUp:
+            raise  # a human reviews the call: the run goes on when it resumes
+        except BaseException as error:
+            yield from self._fail(run, error)
+            raise
+        return response
 
     def _gate_inside(self, request: LangChainToolCall) -> _Flow[_ToolResponse]:
         """The tool gate, innermost: judge the call as it will run, after every other middleware edited it."""

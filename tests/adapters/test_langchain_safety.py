@@ -332,6 +332,44 @@ def test_a_run_another_middleware_ends_ends_its_session_once(asynchronous: bool)
     assert ended == ["completed"]
 
 
+def test_a_gate_registered_after_a_run_judges_the_next() -> None:
+    """With no tool hook a call runs untouched; a gate registered between two runs of one agent judges the second."""
+    registry, sent = HookRegistry(), list[dict[str, str]]()
+    agent: Any = create_agent(
+        CountingModel(answers=[emailing(EVIL).answers[0], AIMessage(content="done")] * 2),
+        tools=[mailer(sent)],
+        middleware=HookregMiddleware(registry).around([]),
+    )
+    agent.invoke({"messages": [HumanMessage(content="mail mallory")]})
+    assert sent == [EVIL]
+    registry.include(no_evil())
+    final = agent.invoke({"messages": [HumanMessage(content="mail mallory")]})
+    assert sent == [EVIL]
+    assert "no mail to evil.com" in tool_text(final)
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
+def test_a_tool_error_nobody_handles_ends_the_session_failed(asynchronous: bool) -> None:
+    """With no hook at any tool point, a tool's error still reaches the caller and ends the session ``failed``."""
+    registry, ended = HookRegistry(), list[str]()
+
+    @registry.on_session_end
+    def end(ctx: OnSessionEndContext) -> None:
+        ended.append(ctx.outcome.status)
+
+    def send_email(to: str, body: str) -> str:
+        """Send an email."""
+        msg = "smtp down"
+        raise ConnectionError(msg)
+
+    tool = StructuredTool.from_function(send_email)
+    agent: Any = create_agent(emailing(SAFE), tools=[tool], middleware=HookregMiddleware(registry).around([]))
+    state = {"messages": [HumanMessage(content="mail alice")]}
+    with pytest.raises(ConnectionError, match="smtp down"):
+        asyncio.run(agent.ainvoke(state)) if asynchronous else agent.invoke(state)
+    assert ended == ["failed"]
+
+
 def test_around_refuses_what_is_not_middleware() -> None:
     """around() names a value that is not LangChain middleware at the point of the mistake."""
     with pytest.raises(HookTypeError, match=r"Cannot build .*'bash'.*not LangChain agent middleware"):
