@@ -26,6 +26,7 @@ from hookreg import (
     OnSessionEndContext,
     PostToolCallContext,
     PreToolCallDecideContext,
+    RequestPatch,
     StopRun,
     TextDeltaContext,
 )
@@ -175,3 +176,19 @@ def test_text_deltas_of_a_call_already_streaming_are_not_observed() -> None:
     agent.model = HookingModel(["second"], lambda turn: None)
     agent("again")
     assert [ctx.delta for ctx in deltas] == ["second"]
+
+
+def test_a_call_a_patch_took_away_names_the_tools_still_offered() -> None:
+    """The refusal of a tool an ``active_tools`` patch took away lists the agent's tools still offered.
+
+    The gate lists the agent's tools (which Strands builds by validating every
+    spec) only where they count: here, for the text the model reads.
+    """
+    registry, tool = HookRegistry(), RecordingTool()
+    registry.pre_model_call(lambda ctx: RequestPatch(active_tools=frozenset({"echo"})))
+    model = ScriptedModel([("other", {"text": "hi"}), "done"])
+    tools: list[Any] = [echo_tool(tool), echo_tool(tool, name="other")]
+    agent = Agent(model=model, tools=tools, hooks=[HookregProvider(registry)], callback_handler=None)
+    agent("go")
+    assert tool.calls == []
+    assert "tool 'other' was not offered for this turn; the tools offered are: echo" in model.tool_outputs[0]
