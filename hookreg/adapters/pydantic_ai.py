@@ -311,12 +311,14 @@ class _RunPoints(_Part):
             scope.stopped = stopped
             raise StopRun(stopped.reason)
         scope.stream = None  # the next streamed events are this request's
+        scope.offered = None
+        if not (registry.has_hooks(HookPoint.PRE_MODEL_CALL) or registry.has_hooks(HookPoint.MODEL_SELECT)):
+            return request_context  # the request as pydantic-ai made it, which model_call would leave as it is
         offered = frozenset(tool.name for tool in request_context.model_request_parameters.function_tools)
         base = RequestPatch(active_tools=offered)
         default = request_context.model.model_name
         flow = scope.state.model_call(base, default, lambda: _history(request_context.messages))
         patch, name = await adrive(registry, flow)
-        scope.offered = None
         if patch is not base:  # a pre_model_call hook returned a patch: it shapes this request alone
             request_context = _apply(patch, request_context)
             scope.offered = patch.active_tools
@@ -333,22 +335,26 @@ class _RunPoints(_Part):
         response = await self._gate_unknown(ctx, request_context, response)
         calls = [part for part in response.parts if isinstance(part, ToolCallPart)]
         text = response.text or ""
-        normal = response.finish_reason  # pydantic-ai's own normalisation knows every provider
-        flow = scope.state.answered(
-            text,
-            [ToolCallRequest(call.tool_call_id, call.tool_name, _args_or_empty(call)) for call in calls],
-            raw_finish_reason=_raw_finish_reason(response),
-            normalised="tool_calls" if normal == "tool_call" else normal,
-            max_tokens=(request_context.model_settings or {}).get("max_tokens"),
-            usage={"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens},
-            message_id=response.provider_response_id,
-            model=response.model_name,
-        )
-        action = await adrive(registry, flow)
-        if action.kind == "repeat":
-            raise RetryModelRequest
-        if action.kind == "feedback":
-            raise ModelRetry(action.feedback or "")
+        # what the answer shows model_turn_finished and post_turn is built only when one of them listens
+        if registry.has_hooks(HookPoint.MODEL_TURN_FINISHED) or registry.has_hooks(HookPoint.POST_TURN):
+            normal = response.finish_reason  # pydantic-ai's own normalisation knows every provider
+            flow = scope.state.answered(
+                text,
+                [ToolCallRequest(call.tool_call_id, call.tool_name, _args_or_empty(call)) for call in calls],
+                raw_finish_reason=_raw_finish_reason(response),
+                normalised="tool_calls" if normal == "tool_call" else normal,
+                max_tokens=(request_context.model_settings or {}).get("max_tokens"),
+                usage={"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens},
+                message_id=response.provider_response_id,
+                model=response.model_name,
+            )
+            action = await adrive(registry, flow)
+            if action.kind == "repeat":
+                raise RetryModelRequest
+            if action.kind == "feedback":
+                raise ModelRetry(action.feedback or "")
+        if not registry.has_hooks(HookPoint.STOP):
+            return response
         functions = _function_tools(ctx, request_context)
         if not any(call.tool_name in functions for call in calls):
             feedback = await adrive(registry, scope.state.stop(text))
@@ -362,9 +368,11 @@ class _RunPoints(_Part):
         self, ctx: PaiRunContext[Any], request_context: ModelRequestContext, response: ModelResponse
     ) -> ModelResponse:
         """Gate each call to a tool pydantic-ai does not know; rename the calls ``repair`` fixed."""
+        parts = list(response.parts)
+        if not any(isinstance(part, ToolCallPart) for part in parts):
+            return response
         known = _all_tools(ctx, request_context)
         functions = _function_tools(ctx, request_context)
-        parts = list(response.parts)
         for index, part in enumerate(parts):
             if not isinstance(part, ToolCallPart) or part.tool_name in known:
                 continue

@@ -1337,3 +1337,18 @@ def test_a_run_no_hook_listens_to_holds_no_hookreg_capability_and_a_later_hook_j
     assert asyncio.run(agent.run("look")).output == "done"
     assert held == [0, 2]
     assert ran == ["look"]
+
+
+def test_model_requests_nobody_listens_around_are_left_untranslated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without model-call or turn hooks, no patch is built and no answer translated (DESIGN §8, transparent)."""
+
+    def untouched(*args: object, **kwargs: object) -> object:
+        raise AssertionError((args, kwargs))
+
+    monkeypatch.setattr("hookreg.adapters.pydantic_ai.RequestPatch", untouched)
+    monkeypatch.setattr("hookreg.adapters.pydantic_ai._raw_finish_reason", untouched)
+    registry = HookRegistry()
+    ran: list[str] = []
+    registry.on_session_start(lambda ctx: ran.append("start"))
+    assert drive(registry, RecordingTool(), {"text": "hi"}) == "hi"
+    assert ran == ["start"]
