@@ -278,6 +278,8 @@ def _drive(registry: HookRegistry, flow: _Flow[_R], handler: Callable[[Any], Any
         return drive(registry, flow)
 
     def call(op: _Call) -> Any:
+        if op.stream is None and _STREAM.get() is None:  # nothing to observe, and no stream to hide
+            return handler(op.request)
         with _streaming(op.stream):
             return handler(op.request)
 
@@ -293,6 +295,8 @@ async def _adrive(
         return await adrive(registry, flow)
 
     async def call(op: _Call) -> Any:
+        if op.stream is None and _STREAM.get() is None:  # nothing to observe, and no stream to hide
+            return await handler(op.request)
         with _streaming(op.stream):
             return await handler(op.request)
 
@@ -889,8 +893,14 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     # --- before_agent: on_session_start, user_prompt_submit ---------------------
 
     def _begin(self, where: _Where, state: AgentState[Any]) -> _Run:
-        """Open the run of the step at `where` (its session id: the thread's, else the run's own)."""
-        return self._open(where, RunContext(session_id=where.thread), goal=_prompt(state))
+        """Open the run of the step at `where` (its session id: the thread's, else the run's own).
+
+        Its goal, the latest user message, is read only for the points that
+        show it at the start (``pre_turn`` and ``pre_model_call`` read their
+        prompt at their own call).
+        """
+        shown = _listening(self.registry, (HookPoint.ON_SESSION_START, HookPoint.USER_PROMPT_SUBMIT))
+        return self._open(where, RunContext(session_id=where.thread), goal=_prompt(state) if shown else "")
 
     def _start(self, run: _Run, state: AgentState[Any]) -> _Flow[_Update]:
         try:

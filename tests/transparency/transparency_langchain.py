@@ -84,7 +84,9 @@ _UNSERVED = (
 )
 KNOWN: dict[str, str] = {
     f"{_CORE}/test_decorators.py::test_async_middleware_with_can_jump_to_graph_snapshot": (
-        "the test compares a drawing of the agent graph, which shows hookreg's middleware nodes (docs: Limits)"
+        "the test compares a drawing of the agent graph: its middleware has before_model/after_model nodes, so "
+        "around() lists hookreg's staged shape, whose nodes the drawing shows, and a tool-less agent gets a tools "
+        "node because hookreg wraps tool calls (docs: Limits)"
     ),
     **{
         f"{_CORE}/test_dynamic_tools.py::test_dynamic_tool_without_handler_raises_error[{case}]": _UNSERVED
