@@ -140,7 +140,7 @@ async def _adecide(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
 
 
 @calls_hooks
-def transform(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
+def transform(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:  # noqa: PLR0911 -- one exit per path of the loop
     """Chain the transforms of `point`; return the final subject (the original object when unchanged)."""
     try:
         plan = self._transform[point]
@@ -163,12 +163,14 @@ def transform(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
                     return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
             return plan.runners.resume(ctx, fn, (RAISED, exc))
+        if type(result) is plan.plain:  # a rewrite: the chain goes on without the step generator
+            return plan.runners.rewrite(ctx, fn, result)
         return plan.runners.resume(ctx, fn, (OK, result))
     return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
 
 
 @calls_hooks
-async def _atransform(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
+async def _atransform(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:  # noqa: PLR0911 -- one exit per path of the loop
     """The coroutine `atransform` wraps: what awaiting it runs."""
     try:
         plan = self._transform[point]
@@ -192,6 +194,8 @@ async def _atransform(self: RegistryCore, point: HookPoint, ctx: object, /) -> A
                     return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
             return plan.runners.resume(ctx, fn, (RAISED, exc))
+        if type(result) is plan.plain:  # a rewrite: the chain goes on without the step generator
+            return plan.runners.rewrite(ctx, fn, result)
         return plan.runners.resume(ctx, fn, (OK, result))
     return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
 

@@ -10,12 +10,15 @@ drivers.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from operator import attrgetter
+from sys import getrefcount
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast, final
 
+from hookreg._context import rebuilder
 from hookreg._errors import AsyncHookError
-from hookreg._points import POINTS, HookPoint
+from hookreg._points import POINTS, HookPoint, HookStyle
 from hookreg._registration import async_path, is_filtered, returns_none
 from hookreg._rules import (
     OK,
@@ -25,6 +28,8 @@ from hookreg._rules import (
     StopIterationError,
     calls_hooks,
     machinery,
+    plain_reader,
+    transform_steps,
     wrong_context,
 )
 
@@ -45,6 +50,7 @@ if TYPE_CHECKING:
         """Who takes a dispatch over from the inline loop: a `SlowRunner` that can also resume at a hook."""
 
         def resume(self, ctx: object, fn: object, outcome: Outcome) -> object: ...
+        def rewrite(self, ctx: object, fn: object, new: object) -> object: ...
 
 
 __all__ = [
@@ -180,9 +186,11 @@ class Plan:
         runners: Who takes over when the inline loop cannot go on (a `Runner`).
         unchecked: Every hook is an observer whose code can return only
             ``None`` (`returns_only_none`): the loop need not test returns.
+        plain: At a transform point, the class of return that is a rewrite
+            `runners` goes on with inline (`plain_reader`); else ``None``.
     """
 
-    __slots__ = ("ctx_type", "done", "first", "passed", "rest", "runners", "unchecked")
+    __slots__ = ("ctx_type", "done", "first", "passed", "plain", "rest", "runners", "unchecked")
 
     def __init__(  # noqa: PLR0913, PLR0917 -- one per attribute
         self,
@@ -192,8 +200,10 @@ class Plan:
         done: object,
         runners: Runner,
         unchecked: bool,
+        plain: type | None = None,
     ) -> None:
         self.ctx_type = ctx_type
+        self.plain = plain
         self.first = fns[0] if fns else None
         self.rest = fns[1:]
         self.passed = passed
@@ -210,6 +220,11 @@ class Plan:
 class _Slow:
     """Stands in for the context class in a plan the inline loop must not run."""
 
+
+# CPython before 3.14 counts every reference, those of a frame's locals and value stack included: a count of
+# two (the local, getrefcount's argument) proves nothing else holds an object. 3.14 may borrow them uncounted.
+_COUNTS_REFERENCES: Final = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+_HELD_HERE_ONLY: Final = 2
 
 _IS_ASYNC: Final = attrgetter("is_async")
 _CALLBACK: Final = attrgetter("callback")
@@ -248,7 +263,8 @@ class Runners:
         inline = inline and not filtered
         done = spec.all_passed if fns else spec.no_hook  # transforms return their subject instead
         unchecked = all(map(returns_none, hooks))
-        self.plan = Plan(spec.context if inline else _Slow, fns, spec.passed, done, self, unchecked)
+        plain = plain_reader(spec)[0] if spec.style is HookStyle.TRANSFORM else None
+        self.plan = Plan(spec.context if inline else _Slow, fns, spec.passed, done, self, unchecked, plain)
         self.arun: AsyncRunner | None = None
         if awaits:
 
@@ -271,6 +287,49 @@ class Runners:
     def resume(self, ctx: object, fn: object, outcome: Outcome) -> object:
         """Take over from the inline loop at hook `fn`, whose call produced `outcome`."""
         return drive(self.steps(self.spec, self.hooks[self._position[id(fn)] :], ctx, outcome, self._filtered))
+
+    @calls_hooks
+    def rewrite(self, ctx: object, fn: object, new: object) -> object:
+        """Go on with an inline transform chain at hook `fn`, which returned `new`: a plain subject (`plain_reader`).
+
+        Each later hook sees a context holding the subject so far, built only
+        when a hook is to see it. Hooks that return ``None`` or a plain subject
+        are called here, one function frame for the whole chain; any other
+        return, or an exception, hands the rest of the chain to the step
+        generator, which holds every other rule.
+
+        A context this loop built that no hook kept (nothing but this frame
+        holds it) takes the next subject in place of a new one: no one can
+        see the difference, and a step costs half (`benchmarks/RESULTS.md`,
+        TRANSFORM_TOOL_INPUT against Strands). Where reference counts do not
+        tell that (`_COUNTS_REFERENCES`) every step builds a new one.
+        """
+        spec, hooks = self.spec, self.hooks
+        plain, read = plain_reader(spec)
+        value = new if read is None else read(new)
+        start = self._position[id(fn)] + 1
+        if start == len(hooks):  # the last hook rewrote: nothing more to call
+            return value
+        rebuild = rebuilder(ctx.__class__)
+        set_subject = getattr(ctx.__class__, cast("str", spec.subject)).__set__  # the slot's descriptor
+        current, stale = ctx, True
+        for index in range(start, len(hooks)):
+            if stale:
+                if current is not ctx and _COUNTS_REFERENCES and getrefcount(current) == _HELD_HERE_ONLY:
+                    set_subject(current, value)
+                else:
+                    current = rebuild(ctx, value)
+                stale = False
+            try:
+                new = hooks[index].callback(current)
+            except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
+                return drive(transform_steps(spec, hooks[index:], current, (RAISED, exc), False, changed=True))
+            if new is None:
+                continue
+            if type(new) is not plain:  # type(): a hostile __class__ can lie or raise
+                return drive(transform_steps(spec, hooks[index:], current, (OK, new), False, changed=True))
+            value, stale = new if read is None else read(new), True
+        return value
 
     def start(self, ctx: object) -> Steps:
         """The rules of a whole dispatch of `ctx`, for a driver to run (`drive`, `adrive`, or tracing's)."""

@@ -53,6 +53,8 @@ __all__ = [
     "machinery",
     "mark_stop",
     "marked_by",
+    "plain_reader",
+    "transform_steps",
     "wrong_context",
 ]
 
@@ -231,6 +233,18 @@ def _read_decision(spec: PointSpec, reg: Registration, value: Any) -> tuple[bool
     return True, replace(value, decided_by=reg.name)
 
 
+def plain_reader(spec: PointSpec) -> tuple[type | None, Callable[[Any], object] | None]:
+    """The class of return a transform point reads without a check, and how: ``(dict, ReadOnlyDict)`` at an args
+    point (a copy, so the hook's own dict can change nothing), ``(str, None)`` at a text point (the very str),
+    ``(None, None)`` for a patch (every return is checked and merged).
+
+    The one place of that rule: the step generator and the rewriting loop of `hookreg._plan` both read it.
+    """
+    if spec.subject == "args":
+        return dict, ReadOnlyDict
+    return (str, None) if spec.returns is str else (None, None)
+
+
 def _read_subject(spec: PointSpec, reg: Registration, so_far: Any, new: object) -> object:
     """Read a transform's non-None return into the new subject: plain, detached from the hook's object."""
     if not spec.accepts(new):
@@ -289,15 +303,22 @@ def _decide_steps(
     return spec.all_passed if ran else spec.no_hook
 
 
-def _transform_steps(
-    spec: PointSpec, hooks: Sequence[Registration], ctx: Any, first: Outcome | None, filtered: bool
+def transform_steps(  # noqa: PLR0913 -- the steps' five, and where a chain resumes
+    spec: PointSpec,
+    hooks: Sequence[Registration],
+    ctx: Any,
+    first: Outcome | None,
+    filtered: bool,
+    *,
+    changed: bool = False,
 ) -> Steps:
+    """The transform rules; `changed`: `ctx` already holds a subject earlier hooks rewrote (a resumed chain)."""
     subject = cast("str", spec.subject)
     value = getattr(ctx, subject)
     rebuild = rebuilder(ctx.__class__)
-    plain = str if spec.returns is str else None  # a return of this class is the new subject as it is
+    plain, read = plain_reader(spec)  # a return of this class is read without a check
     current = ctx
-    changed = stale = False  # stale: `current` does not hold `value` yet, built when a hook is to see it
+    stale = False  # `current` does not hold `value` yet, built when a hook is to see it
     for reg in hooks:
         if first is not None:
             (status, new), first = first, None
@@ -310,8 +331,8 @@ def _transform_steps(
         if status == OK:
             if new is None:
                 continue
-            if type(new) is plain:  # the common case, without a call (type(): __class__ can lie)
-                value, changed, stale = new, True, True
+            if type(new) is plain:  # the common case, without the checks (type(): __class__ can lie)
+                value, changed, stale = new if read is None else read(new), True, True
                 continue
             try:
                 new = _read_subject(spec, reg, value, new)
@@ -349,7 +370,7 @@ def _observe_steps(
 
 STEPS: Final[dict[HookStyle, StepsOf]] = {
     HookStyle.DECIDE: _decide_steps,
-    HookStyle.TRANSFORM: _transform_steps,
+    HookStyle.TRANSFORM: transform_steps,
     HookStyle.OBSERVE: _observe_steps,
 }
 

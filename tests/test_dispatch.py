@@ -598,3 +598,61 @@ def test_resolve_hands_back_the_args_as_they_were_before_the_first_gate(asynchro
     resolution = asyncio.run(registry.aresolve_tool_call(ctx)) if asynchronous else registry.resolve_tool_call(ctx)
     assert dict(resolution.args) == {"cmd": "ls", "argv": ["ls", "-l"]}
     assert resolution.rewritten
+
+
+def test_a_stop_from_a_nested_dispatch_after_a_rewrite_keeps_the_innermost_hook() -> None:
+    """Past a rewrite the chain goes on without the step generator: a nested StopRun still names its own hook
+    and keeps what its own dispatch set (no rewritten args: it stopped a gate), logged once."""
+    inner = HookRegistry()
+
+    def budget(ctx: object) -> HookResult:
+        raise StopRun("over budget")
+
+    inner.register(GATE, budget, name="budget")
+    outer = HookRegistry()
+    outer.register(INPUT, lambda ctx: {"cmd": "safe"}, name="rewrite", priority=1)
+
+    def delegate(ctx: PreToolCallDecideContext) -> None:
+        inner.decide(GATE, ctx)
+
+    outer.register(INPUT, delegate, name="delegate")
+    with capture_logs() as logs, pytest.raises(StopRun) as info:
+        outer.resolve_tool_call(call(cmd="ls"))
+    assert (info.value.hook, info.value.effective_args) == ("budget", None)
+    assert [(e["event"], e["hook"]) for e in logs] == [("run_stopped", "budget")]
+
+
+def test_every_step_of_a_rewriting_chain_is_a_context_of_its_own() -> None:
+    """Each hook of a chain of rewrites sees a frozen context holding the args so far; one a hook kept
+    still holds what that hook saw when the chain has gone on (contexts are never changed after a hook saw them)."""
+    kept: list[PreToolCallDecideContext] = []
+    registry = HookRegistry()
+    for step in range(4):
+
+        def rewrite(ctx: PreToolCallDecideContext, step: int = step) -> dict[str, object]:
+            if step % 2:
+                kept.append(ctx)  # the odd steps keep their context; the even ones let it go
+            return {**ctx.args, "step": step}
+
+        registry.register(INPUT, rewrite, name=f"rewrite{step}", priority=-step)
+    seen: list[object] = []
+    registry.register(INPUT, lambda ctx: seen.append(dict(ctx.args)), name="last", priority=-9)
+    assert dict(registry.transform(INPUT, call(cmd="ls"))) == {"cmd": "ls", "step": 3}
+    assert [dict(ctx.args) for ctx in kept] == [{"cmd": "ls", "step": 0}, {"cmd": "ls", "step": 2}]
+    assert seen == [{"cmd": "ls", "step": 3}]
+    assert len({id(ctx) for ctx in kept}) == 2
+
+
+def test_a_stop_after_a_rewrite_carries_the_rewritten_args() -> None:
+    """A hook raising StopRun after two rewrites: the stop carries the args the chain had reached."""
+    registry = HookRegistry()
+    registry.register(INPUT, lambda ctx: {"cmd": "one"}, name="first", priority=2)
+    registry.register(INPUT, lambda ctx: {**ctx.args, "two": True}, name="second", priority=1)
+
+    def halt(ctx: PreToolCallDecideContext) -> None:
+        raise StopRun("halt")
+
+    registry.register(INPUT, halt, name="halt")
+    with pytest.raises(StopRun) as info:
+        registry.resolve_tool_call(call(cmd="ls"))
+    assert (info.value.hook, info.value.effective_args) == ("halt", {"cmd": "one", "two": True})
