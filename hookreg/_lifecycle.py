@@ -378,12 +378,13 @@ def _problem(
     validate: Validator | None,
 ) -> tuple[ToolErrorKind, Exception] | None:
     """What is wrong with a call before any hook sees it, or ``None``."""
-    choices = ", ".join(sorted(_available(known, offered))) or "none"
     if name not in known:
-        return ToolErrorKind.NOT_FOUND, LookupError(f"unknown tool {name!r}; the tools offered are: {choices}")
+        return ToolErrorKind.NOT_FOUND, LookupError(
+            f"unknown tool {name!r}; the tools offered are: {_choices(known, offered)}"
+        )
     if offered is not None and name not in offered:
         return ToolErrorKind.NOT_FOUND, LookupError(
-            f"tool {name!r} was not offered for this turn; the tools offered are: {choices}"
+            f"tool {name!r} was not offered for this turn; the tools offered are: {_choices(known, offered)}"
         )
     if not isinstance(args, Mapping):
         return ToolErrorKind.INVALID_ARGS, TypeError(
@@ -393,6 +394,11 @@ def _problem(
     if invalid:
         return ToolErrorKind.INVALID_ARGS, TypeError(f"bad arguments for {name!r}: {invalid}")
     return None
+
+
+def _choices(known: Collection[str], offered: Collection[str] | None) -> str:
+    """The tools a model may call, sorted, for a not-found message."""
+    return ", ".join(sorted(_available(known, offered))) or "none"
 
 
 def _check(validate: Validator | None, name: str, args: Mapping[str, object]) -> str:
@@ -675,12 +681,13 @@ class RunState:
         outcome: The outcome `end` reported, or ``None``.
     """
 
-    __slots__ = ("_started", "continuations", "ended", "goal", "outcome", "registry", "run", "turns")
+    __slots__ = ("_new_turn", "_run", "_started", "continuations", "ended", "goal", "outcome", "registry", "turns")
 
     def __init__(self, registry: HookRegistry, run: RunContext, goal: str = "") -> None:
         """Track one run in `run` (turns counted from 1, whatever `run.turn` holds)."""
         self.registry: HookRegistry = registry
-        self.run: RunContext = run
+        self._run = run
+        self._new_turn = False  # `turn` started one whose context nobody read yet
         self.goal: str = goal
         self.turns: int = 0
         self.continuations: int = 0
@@ -689,7 +696,19 @@ class RunState:
         self._started = False
 
     def __repr__(self) -> str:
-        return f"RunState(run_id={self.run.run_id!r}, turns={self.turns}, ended={self.ended})"
+        return f"RunState(run_id={self._run.run_id!r}, turns={self.turns}, ended={self.ended})"
+
+    @property
+    def run(self) -> RunContext:
+        """The run's context, of the current turn: built when first read in the turn (no hook listening, never)."""
+        if self._new_turn:
+            self._new_turn = False
+            self._run = dataclasses.replace(self._run, turn=self.turns, turn_scratchpad=self._run.scratchpad.child())
+        return self._run
+
+    @run.setter
+    def run(self, run: RunContext) -> None:
+        self._run, self._new_turn = run, False
 
     def start(self) -> Steps[RunOutcome | None]:
         """``on_session_start`` (once), then ``user_prompt_submit`` on `goal`.
@@ -724,14 +743,16 @@ class RunState:
             (``turns`` counts the turns before this one).
         """
         self.turns += 1
-        self.run = run = dataclasses.replace(self.run, turn=self.turns, turn_scratchpad=self.run.scratchpad.child())
+        self._new_turn = True
         verdict = HookResult.allow()
         if self.registry.has_hooks(P.PRE_TURN):
-            ctx = PreTurnContext(prompt=self.goal if prompt is None else prompt, turn=run.turn, run=run)
+            ctx = PreTurnContext(prompt=self.goal if prompt is None else prompt, turn=self.turns, run=self.run)
             verdict = yield Dispatch("decide", P.PRE_TURN, ctx)
-        return (yield from self._gated(verdict, f"turn {run.turn}"))
+        return (yield from self._gated(verdict, f"turn {self.turns}"))
 
     def _gated(self, verdict: HookResult, what: str) -> Steps[RunOutcome | None]:
+        if verdict.allowed:  # the common case: no context to build for `ask`
+            return None
         verdict = yield from ask(self.registry, self.run, verdict)
         if verdict.allowed:
             return None

@@ -45,6 +45,7 @@ class RegistryCore:
         self._parents: list[ref[RegistryCore]] = []  # the registries that include this one, weakly held
         self._runners: dict[HookPoint, Runners] = {}
         self._has: dict[HookPoint, bool] = {}
+        self._count = 0  # hooks at every point, included ones too: `len` in one read (adapters ask it per run)
         # Per-style tables, so that a dispatch is one dict lookup and a point of
         # another style is simply missing. Value strings find their point too:
         # a HookPoint hashes and compares like its value.
@@ -246,6 +247,8 @@ class RegistryCore:
 
     def _install(self, point: HookPoint, runners: Runners) -> None:
         """Make `runners` what dispatches of `point` go to, through the wrappers in the slot."""
+        before = self._runners.get(point)
+        self._count += len(runners.hooks) - (0 if before is None else len(before.hooks))
         self._runners[point] = runners
         plan = runners.plan
         runner: SlowRunner = runners
@@ -272,7 +275,7 @@ class RegistryCore:
         return self._runners[as_point(point, "list callbacks")].hooks
 
     def __len__(self) -> int:
-        return sum(len(runners.hooks) for runners in self._runners.values())
+        return self._count
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{p.value}={len(r.hooks)}" for p, r in self._runners.items() if r.hooks)

@@ -739,3 +739,27 @@ def test_handles_have_readable_reprs() -> None:
     inclusion = HookRegistry().include(registry, priority=1)
     assert repr(reg) == "<Registration pre_tool_call_decide 'g' priority=2>"
     assert repr(inclusion) == "<Inclusion of HookRegistry(pre_tool_call_decide=1) priority=1>"
+
+
+def test_len_counts_every_hook_through_registrations_inclusions_removals_and_wrappers() -> None:
+    """`len` is kept as hooks come and go (one read, not a walk over the points): it always equals the
+    hooks every point's dispatch would call, included registries' too."""
+    inner, outer = HookRegistry(), HookRegistry()
+
+    def counted(registry: HookRegistry) -> int:
+        return sum(len(registry.callbacks(point)) for point in HookPoint)
+
+    steps: list[Callable[[], object]] = [
+        lambda: inner.register(HookPoint.PRE_TURN, lambda ctx: None, name="a"),
+        lambda: outer.register(HookPoint.STOP, lambda ctx: None, name="b"),
+        lambda: outer.include(inner),
+        lambda: inner.register(HookPoint.PRE_TURN, lambda ctx: None, name="c"),
+        lambda: inner.register(HookPoint.PRE_TURN, lambda ctx: None, name="c"),  # replaces c
+    ]
+    for step in steps:
+        step()
+        assert (len(inner), len(outer)) == (counted(inner), counted(outer))
+    with outer.trace():
+        assert (len(inner), len(outer)) == (counted(inner), counted(outer)) == (2, 3)
+    inner.unregister("a")
+    assert (len(inner), len(outer)) == (1, 2)
