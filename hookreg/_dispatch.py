@@ -154,19 +154,19 @@ def transform(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:  # n
             result = fn(ctx)
             if result is None:
                 if not plan.rest:
-                    return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
+                    return ctx._subject  # type: ignore[attr-defined]
                 for fn in plan.rest:
                     result = fn(ctx)
                     if result is not None:
                         break
                 else:
-                    return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
+                    return ctx._subject  # type: ignore[attr-defined]
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
             return plan.runners.resume(ctx, fn, (RAISED, exc))
         if type(result) is plan.plain:  # a rewrite: the chain goes on without the step generator
             return plan.runners.rewrite(ctx, fn, result)
         return plan.runners.resume(ctx, fn, (OK, result))
-    return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
+    return ctx._subject  # type: ignore[attr-defined]
 
 
 @calls_hooks
@@ -185,19 +185,19 @@ async def _atransform(self: RegistryCore, point: HookPoint, ctx: object, /) -> A
             result = fn(ctx)
             if result is None:
                 if not plan.rest:
-                    return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
+                    return ctx._subject  # type: ignore[attr-defined]
                 for fn in plan.rest:
                     result = fn(ctx)
                     if result is not None:
                         break
                 else:
-                    return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
+                    return ctx._subject  # type: ignore[attr-defined]
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
             return plan.runners.resume(ctx, fn, (RAISED, exc))
         if type(result) is plan.plain:  # a rewrite: the chain goes on without the step generator
             return plan.runners.rewrite(ctx, fn, result)
         return plan.runners.resume(ctx, fn, (OK, result))
-    return ctx._subject  # type: ignore[attr-defined]  # noqa: SLF001 -- the alias _context declares
+    return ctx._subject  # type: ignore[attr-defined]
 
 
 @calls_hooks

@@ -6,8 +6,6 @@ import html
 from collections.abc import Container, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from hookreg._registration import async_path
-
 if TYPE_CHECKING:
     from hookreg._points import HookPoint
     from hookreg._registration import Registration
@@ -69,7 +67,7 @@ def _registry_rows(hooks: Iterable[tuple[HookPoint, Registration, str | None]]) 
     last = None
     for point, reg, placed in hooks:
         # A dual-path hook (sync __call__, async acall) is one hook that both surfaces call directly (DESIGN §6).
-        kind = "async" if reg.is_async else "sync" if async_path(reg) is None else "sync + async"
+        kind = "async" if reg.is_async else "sync" if reg._async_path is None else "sync + async"
         if reg.timeout is not None:
             kind += f" ({reg.timeout:g}s)"
         if placed is not None:  # an included hook sits at the position of the inclusion that brings it in

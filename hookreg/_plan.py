@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, cast, final
 from hookreg._context import rebuilder
 from hookreg._errors import AsyncHookError
 from hookreg._points import POINTS, HookPoint, HookStyle
-from hookreg._registration import async_path, is_filtered, returns_none
 from hookreg._rules import (
     OK,
     RAISED,
@@ -135,7 +134,7 @@ async def adrive(steps: Steps, acall: Callable[[Registration, object], Awaitable
 
 @calls_hooks
 async def acall_hook(reg: Registration, ctx: object) -> Outcome:
-    acall = async_path(reg)
+    acall = reg._async_path
     if acall is None:
         return call_hook(reg, ctx)
     if reg.timeout is None:
@@ -228,6 +227,7 @@ _HELD_HERE_ONLY: Final = 2
 
 _IS_ASYNC: Final = attrgetter("is_async")
 _CALLBACK: Final = attrgetter("callback")
+_RETURNS_NONE: Final = attrgetter("_returns_none")
 
 
 @final
@@ -257,12 +257,12 @@ class Runners:
         self.async_hook = next(filter(_IS_ASYNC, hooks), None)
         fns = tuple(map(_CALLBACK, hooks))
         self._position = {id(fn): i for i, fn in enumerate(fns)}
-        awaits = any(async_path(reg) is not None for reg in hooks)
+        awaits = any(reg._async_path is not None for reg in hooks)
         inline = not awaits and len(self._position) == len(fns)
-        filtered = self._filtered = any(map(is_filtered, hooks))
+        filtered = self._filtered = any(reg._matcher is not None for reg in hooks)
         inline = inline and not filtered
         done = spec.all_passed if fns else spec.no_hook  # transforms return their subject instead
-        unchecked = all(map(returns_none, hooks))
+        unchecked = all(map(_RETURNS_NONE, hooks))
         plain = plain_reader(spec)[0] if spec.style is HookStyle.TRANSFORM else None
         self.plan = Plan(spec.context if inline else _Slow, fns, spec.passed, done, self, unchecked, plain)
         self.arun: AsyncRunner | None = None

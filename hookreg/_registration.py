@@ -12,7 +12,7 @@ import types
 import warnings
 from _thread import RLock  # threading's RLock, without importing threading
 from collections.abc import Callable, Coroutine, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Protocol, final
+from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar, final
 
 from hookreg._errors import DuplicateHookWarning, HookReturnError, HookSignatureError, HookTypeError, HookValueError
 from hookreg._points import POINTS, HookPoint, HookStyle, PointSpec, unknown_point
@@ -21,13 +21,11 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Self
 
-    from hookreg._surface import HookRegistry
-
     class Owner(Protocol):
         """The registry a Registration or an Inclusion belongs to: hookreg._registry.RegistryCore."""
 
         def _drop(self, reg: Registration) -> None: ...
-        def _exclude(self, inclusion: Inclusion) -> None: ...
+        def _exclude(self, inclusion: Inclusion[Any]) -> None: ...
 
 
 __all__ = [
@@ -35,18 +33,13 @@ __all__ = [
     "Inclusion",
     "Registration",
     "as_point",
-    "async_path",
     "detach",
     "filtered_out",
     "is_async",
-    "is_filtered",
     "label",
     "name_of",
-    "order",
-    "owner",
     "predecessor",
     "replace_handle",
-    "returns_none",
     "short_name",
     "validate",
     "wrong_return",
@@ -184,7 +177,7 @@ class Registration:
             registry = self._registry
             if registry is None:
                 return False
-            registry._drop(self)  # noqa: SLF001 -- the owning registry removes what it owns
+            registry._drop(self)
             return True
 
     def __enter__(self) -> Self:
@@ -215,8 +208,11 @@ def wrong_return(spec: PointSpec, reg: Registration, value: object) -> HookRetur
     return HookReturnError(msg, point=spec.point, callback=reg.callback, returned_type=type(value))
 
 
+_R = TypeVar("_R")  # the included registry's class: what `registry` gives back, its typed surface included
+
+
 @final
-class Inclusion:
+class Inclusion(Generic[_R]):
     """A live inclusion of one registry into another; also a handle to undo it.
 
     Attributes:
@@ -226,10 +222,10 @@ class Inclusion:
 
     __slots__ = ("_order", "_parent", "priority", "registry")
 
-    def __init__(self, parent: Owner, registry: HookRegistry, priority: int) -> None:
+    def __init__(self, parent: Owner, registry: _R, priority: int) -> None:
         self._parent: Owner | None = parent
         self._order = next(_ORDER)
-        self.registry: HookRegistry = registry
+        self.registry: _R = registry
         self.priority: int = priority
 
     def remove(self) -> bool:
@@ -238,7 +234,7 @@ class Inclusion:
             parent = self._parent
             if parent is None:
                 return False
-            parent._exclude(self)  # noqa: SLF001 -- the owning registry removes what it owns
+            parent._exclude(self)
             return True
 
     def __enter__(self) -> Self:
@@ -427,7 +423,7 @@ def _warn_if_rerun_lambda(hooks: list[Registration], fn: types.FunctionType, sta
     if spot is None:
         return
     code = fn.__code__
-    same = (r for r in hooks if r._lambda_spot == spot)  # noqa: SLF001 -- own class
+    same = (r for r in hooks if r._lambda_spot == spot)
     twin = next((r for r in same if getattr(r.callback, "__code__", None) is not code), None)
     if twin is not None:
         msg = (
@@ -466,7 +462,7 @@ def predecessor(hooks: list[Registration], fn: object, name: str | None, stackle
         if isinstance(fn, types.FunctionType):
             _warn_if_rerun_lambda(hooks, fn, stacklevel + 1)
         return None
-    return next((r for r in hooks if r._rerun_key == key), None)  # noqa: SLF001 -- own class
+    return next((r for r in hooks if r._rerun_key == key), None)
 
 
 def signature_of(fn: Callable[..., object]) -> str:
@@ -570,49 +566,24 @@ def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each w
 
 def filtered_out(reg: Registration, ctx: Any) -> bool:
     """Whether `reg`'s ``tools=`` patterns keep it from running on `ctx` (the rules ask before each call)."""
-    matcher = reg._matcher  # noqa: SLF001 -- own classes
+    matcher = reg._matcher
     return matcher is not None and not matcher(ctx)
 
 
-# --- what the registry core and dispatch read and change on a handle ------------
+# --- what the registry core changes on a handle -----------------------------------
 # Registration and Inclusion keep these fields private (they are no part of the
-# public handle); these functions are the only way other modules reach them.
-
-
-def is_filtered(reg: Registration) -> bool:
-    """Whether `reg` has ``tools=`` patterns (so the inline loop cannot run it)."""
-    return reg._matcher is not None  # noqa: SLF001 -- own classes
-
-
-def returns_none(reg: Registration) -> bool:
-    """Whether `reg` is an observer whose code can return only ``None`` (the inline loop need not test it)."""
-    return reg._returns_none  # noqa: SLF001 -- own classes
-
-
-def async_path(reg: Registration) -> Callable[[Any], Any] | None:
-    """What the async surface awaits for `reg`: its callable when async, a dual-path hook's ``acall``, else ``None``."""
-    return reg._async_path  # noqa: SLF001 -- own classes
-
-
-def order(handle: Registration | Inclusion) -> int:
-    """When `handle` was made: equal priorities run in this order (a replacement keeps its predecessor's)."""
-    return handle._order  # noqa: SLF001 -- own classes
-
-
-def owner(reg: Registration) -> Owner | None:
-    """The registry `reg` belongs to, or ``None`` once it was removed, replaced or cleared."""
-    return reg._registry  # noqa: SLF001 -- own classes
+# public handle); the core's modules read them directly (the layers test guards who may).
 
 
 def replace_handle(old: Registration, new: Registration) -> None:
     """Give `new` the place of `old`, which no longer belongs to its registry."""
-    object.__setattr__(new, "_order", old._order)  # noqa: SLF001 -- own classes
+    object.__setattr__(new, "_order", old._order)
     object.__setattr__(old, "_registry", None)
 
 
-def detach(handle: Registration | Inclusion) -> None:
+def detach(handle: Registration | Inclusion[Any]) -> None:
     """Mark `handle` as removed: removing it again does nothing."""
     if isinstance(handle, Inclusion):
-        handle._parent = None  # noqa: SLF001 -- own classes
+        handle._parent = None
     else:
         object.__setattr__(handle, "_registry", None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from _weakref import ref  # weakref's own ref, loaded with the interpreter: no import of weakref
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, NoReturn, cast, final
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast, final
 
 from hookreg._errors import HookTypeError, IncludeError
 from hookreg._log import debug_enabled, log
@@ -18,8 +18,6 @@ from hookreg._registration import (
     as_point,
     detach,
     label,
-    order,
-    owner,
     predecessor,
     replace_handle,
     validate,
@@ -27,7 +25,6 @@ from hookreg._registration import (
 
 if TYPE_CHECKING:
     from hookreg._plan import SlowRunner
-    from hookreg._surface import HookRegistry
 
     Wrapper = Callable[["RegistryCore", Runners, SlowRunner], SlowRunner]
     """What fills the wrapper slot: given a registry, one point's compiled runners and the runner it wraps
@@ -36,12 +33,15 @@ if TYPE_CHECKING:
 __all__ = ["RegistryCore", "add_wrapper", "hook_rows", "including", "reachable", "remove_wrapper", "snapshot"]
 
 
+_Core = TypeVar("_Core", bound="RegistryCore")  # what `include` took: its Inclusion gives back that very class
+
+
 class RegistryCore:
     """Everything of HookRegistry but its typed per-point surface."""
 
     def __init__(self) -> None:
         self._own: dict[HookPoint, list[Registration]] = {point: [] for point in HookPoint}
-        self._inclusions: list[Inclusion] = []
+        self._inclusions: list[Inclusion[Any]] = []
         self._parents: list[ref[RegistryCore]] = []  # the registries that include this one, weakly held
         self._runners: dict[HookPoint, Runners] = {}
         self._has: dict[HookPoint, bool] = {}
@@ -160,7 +160,7 @@ class RegistryCore:
 
     # --- inclusion -----------------------------------------------------------
 
-    def include(self, other: HookRegistry, /, *, priority: int = 0) -> Inclusion:
+    def include(self, other: _Core, /, *, priority: int = 0) -> Inclusion[_Core]:
         """Run `other`'s hooks here, at `priority`, live: later changes to `other` show at once.
 
         Raises:
@@ -178,12 +178,12 @@ class RegistryCore:
             if other is self:
                 msg = f"Cannot include {self!r} into itself: its hooks would run forever."
                 raise IncludeError(msg)
-            below = other._reachable()  # noqa: SLF001 -- own class
+            below = other._reachable()
             if self in below:
                 msg = f"Cannot include {other!r}: it already includes this registry, so the inclusion would be a cycle."
                 raise IncludeError(msg)
             for above in self._ancestors():
-                if above._reachable() & below:  # noqa: SLF001 -- own class
+                if above._reachable() & below:
                     msg = (
                         f"Cannot include {other!r}: a registry it reaches is already reachable from {above!r}, "
                         "so its hooks would run twice. Include it in one place only."
@@ -191,25 +191,25 @@ class RegistryCore:
                     raise IncludeError(msg)
             inclusion = Inclusion(self, other, priority)
             self._inclusions.append(inclusion)
-            other._hold_parents([*other._live_parents(), self])  # noqa: SLF001 -- own class
+            other._hold_parents([*other._live_parents(), self])
             for point in HookPoint:
-                if other._has[point]:  # noqa: SLF001 -- own class
+                if other._has[point]:
                     self._changed(point)
         return inclusion
 
-    def _exclude(self, inclusion: Inclusion) -> None:
+    def _exclude(self, inclusion: Inclusion[Any]) -> None:
         self._inclusions.remove(inclusion)
         detach(inclusion)
         other = inclusion.registry
-        other._hold_parents(parent for parent in other._live_parents() if parent is not self)  # noqa: SLF001 -- own class
+        other._hold_parents(parent for parent in other._live_parents() if parent is not self)
         for point in HookPoint:
-            if other._has[point]:  # noqa: SLF001 -- own class
+            if other._has[point]:
                 self._changed(point)
 
     def _reachable(self) -> set[RegistryCore]:
         found = {self}
         for inclusion in self._inclusions:
-            found |= inclusion.registry._reachable()  # noqa: SLF001 -- own class
+            found |= inclusion.registry._reachable()
         return found
 
     def _live_parents(self) -> list[RegistryCore]:
@@ -221,7 +221,7 @@ class RegistryCore:
     def _ancestors(self) -> set[RegistryCore]:
         found = {self}
         for parent in self._live_parents():
-            found |= parent._ancestors()  # noqa: SLF001 -- own class
+            found |= parent._ancestors()
         return found
 
     # --- compiling ------------------------------------------------------------
@@ -234,13 +234,13 @@ class RegistryCore:
         """Recompile `point` here and in every registry that includes this one."""
         self._compile(point)
         for parent in self._live_parents():
-            parent._changed(point)  # noqa: SLF001 -- own class
+            parent._changed(point)
 
     def _compile(self, point: HookPoint) -> None:
         items: list[tuple[int, int, tuple[Registration, ...]]] = [
-            (-reg.priority, order(reg), (reg,)) for reg in self._own[point]
+            (-reg.priority, reg._order, (reg,)) for reg in self._own[point]
         ]
-        items += [(-inc.priority, order(inc), inc.registry._runners[point].hooks) for inc in self._inclusions]  # noqa: SLF001 -- own class
+        items += [(-inc.priority, inc._order, inc.registry._runners[point].hooks) for inc in self._inclusions]
         items.sort()  # each order is unique: two groups are never compared
         hooks = tuple(itertools.chain.from_iterable(group for _, _, group in items))
         self._install(point, Runners(point, hooks) if hooks else no_hooks(point))
@@ -298,32 +298,32 @@ def add_wrapper(registry: RegistryCore, wrapper: Wrapper) -> None:
     not stacked.
     """
     with LOCK:
-        wrappers = registry._wrappers  # noqa: SLF001 -- own class
+        wrappers = registry._wrappers
         wrappers[wrapper] = wrappers.get(wrapper, 0) + 1
         if wrappers[wrapper] == 1:
-            registry._compile_all()  # noqa: SLF001 -- own class
+            registry._compile_all()
 
 
 def remove_wrapper(registry: RegistryCore, wrapper: Wrapper) -> None:
     """Undo one `add_wrapper` of `wrapper` on `registry`; the last one puts the inline plans back."""
     with LOCK:
-        wrappers = registry._wrappers  # noqa: SLF001 -- own class
+        wrappers = registry._wrappers
         wrappers[wrapper] -= 1
         if not wrappers[wrapper]:
             del wrappers[wrapper]
-            registry._compile_all()  # noqa: SLF001 -- own class
+            registry._compile_all()
 
 
 def including(registry: RegistryCore) -> frozenset[RegistryCore]:
     """`registry` and every registry that includes it, directly or not: those whose dispatches run its hooks."""
     with LOCK:
-        return frozenset(registry._ancestors())  # noqa: SLF001 -- own class
+        return frozenset(registry._ancestors())
 
 
 def reachable(registry: RegistryCore) -> frozenset[RegistryCore]:
     """`registry` and every registry it includes, directly or not: those whose hooks its dispatches run."""
     with LOCK:
-        return frozenset(registry._reachable())  # noqa: SLF001 -- own class
+        return frozenset(registry._reachable())
 
 
 def hook_rows(registry: RegistryCore) -> list[tuple[HookPoint, Registration, str | None]]:
@@ -335,12 +335,12 @@ def hook_rows(registry: RegistryCore) -> list[tuple[HookPoint, Registration, str
     """
     placed: dict[object, int] = {
         reachable: inclusion.priority
-        for inclusion in registry._inclusions  # noqa: SLF001 -- own class
-        for reachable in inclusion.registry._reachable()  # noqa: SLF001 -- own class
+        for inclusion in registry._inclusions
+        for reachable in inclusion.registry._reachable()
     }
     return [
-        (point, reg, None if owner(reg) in (registry, None) else str(placed[owner(reg)]))
-        for point, runners in registry._runners.items()  # noqa: SLF001 -- own class
+        (point, reg, None if reg._registry in (registry, None) else str(placed[reg._registry]))
+        for point, runners in registry._runners.items()
         for reg in runners.hooks
     ]
 
@@ -354,7 +354,7 @@ def snapshot(registry: RegistryCore, points: Iterable[HookPoint]) -> RegistryCor
     """
     taken = _Snapshot()
     for point in points:
-        taken._plans[point.style][point] = registry._plans[point.style][point]  # noqa: SLF001 -- own class
+        taken._plans[point.style][point] = registry._plans[point.style][point]
     return cast("RegistryCore", taken)
 
 

@@ -174,7 +174,7 @@ def _value_class(
         built: Any = type(cls.__name__, cls.__bases__, body)  # every value class is a plain class
         built.__init__ = _Init(names, defaults, annotations, kw_only=kw_only)
         ignored = {n for n, d in defaults.items() if type(d) is _Field and not d.options.get("compare", True)}
-        built._compared = attrgetter(*(n for n in names if n not in ignored))  # noqa: SLF001 -- read by _eq and _hash
+        built._compared = attrgetter(*(n for n in names if n not in ignored))
         return cast("type[_T]", built)
 
     return build
@@ -426,7 +426,7 @@ def _as_decision(value: object) -> Decision:
         raise HookValueError(msg) from None
 
 
-HookResult._ALLOW = HookResult(decision=Decision.ALLOW)  # noqa: SLF001 -- own class
+HookResult._ALLOW = HookResult(decision=Decision.ALLOW)
 
 NO_ANSWER: Final = HookResult(decision=Decision.ALLOW, reason="no answer")
 """What a gate returns to count as not having run (`hookreg.external` at ``on_interaction``): never a decision.
@@ -517,7 +517,7 @@ class TurnAction:
 
 
 _SCHEMAS[TurnAction] = _schema(TurnAction, {"feedback": "feedback"})
-TurnAction._CONTINUE = TurnAction(kind="continue")  # noqa: SLF001 -- own class
+TurnAction._CONTINUE = TurnAction(kind="continue")
 
 
 @final
@@ -577,7 +577,7 @@ class InvalidToolCallAction:
 
 
 _SCHEMAS[InvalidToolCallAction] = _schema(InvalidToolCallAction, {"retry": "feedback", "repair": "tool_name"})
-InvalidToolCallAction._FAIL = InvalidToolCallAction(kind="fail")  # noqa: SLF001 -- own class
+InvalidToolCallAction._FAIL = InvalidToolCallAction(kind="fail")
 
 _SCALARS = ("preamble", "temperature", "max_tokens", "tool_choice", "messages")
 

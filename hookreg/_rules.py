@@ -115,17 +115,17 @@ def mark_stop(stop: StopRun, hook: str, ctx: object, effective: object) -> None:
     stop.hook = hook
     stop.effective_args = cast("Mapping[str, object] | None", effective)
     enclosing = []
-    frame = sys._getframe(1)  # noqa: SLF001 -- the one way to see the enclosing dispatches; the only way to see the enclosing dispatches
+    frame = sys._getframe(1)
     while frame.f_back is not None:
         if frame.f_back.f_code in _CATCHERS and not any(frame.f_globals is mine for mine in _MACHINERY):
             enclosing.append(frame)
         frame = frame.f_back
-    stop._hookreg_mark = (ctx, tuple(enclosing))  # noqa: SLF001 -- dispatch's mark on a StopRun, a slot _errors.StopRun keeps for it
+    stop._hookreg_mark = (ctx, tuple(enclosing))
 
 
 def marked_by(stop: StopRun) -> object:
     """The context of the dispatch that last marked `stop`, or ``None``."""
-    return stop._hookreg_mark[0]  # noqa: SLF001 -- dispatch's mark on a StopRun, a slot _errors.StopRun keeps for it
+    return stop._hookreg_mark[0]
 
 
 def _nested(stop: StopRun, raised: BaseException) -> bool:
@@ -133,7 +133,7 @@ def _nested(stop: StopRun, raised: BaseException) -> bool:
     # The traceback starts at the frame that caught the hook's exception; the next entry is the hook's call.
     tb = raised.__traceback__
     call = tb.tb_next if tb is not None else None
-    return call is not None and any(frame is call.tb_frame for frame in stop._hookreg_mark[1])  # noqa: SLF001 -- dispatch's mark on a StopRun, a slot _errors.StopRun keeps for it
+    return call is not None and any(frame is call.tb_frame for frame in stop._hookreg_mark[1])
 
 
 _CATCHERS: set[CodeType] = set()

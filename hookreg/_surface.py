@@ -1546,8 +1546,11 @@ class HookRegistry(RegistryCore):
 
             Runs ``transform_tool_input``, then ``pre_tool_call_decide`` on the
             transformed arguments (gates judge what will execute), then on a deny
-            (not an ask) ``permission_denied``. A `StopRun` raised after a rewrite
-            carries the rewritten arguments in ``effective_args``.
+            (not an ask) ``permission_denied``. The resolution's ``args`` is a deep
+            copy of the transformed arguments taken before the first gate ran, so a
+            gate changing a nested value in place cannot change what was approved
+            (the caller's own mapping when neither point has a hook). A `StopRun`
+            raised after a rewrite carries the rewritten arguments in ``effective_args``.
             """
     else:
         resolve_tool_call = _dispatch.resolve_tool_call

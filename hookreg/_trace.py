@@ -230,13 +230,13 @@ def watch(watcher: Watcher, registry: RegistryCore, *, included: bool = False, e
     """
     global _started  # noqa: PLW0603 -- one tuple of started watchers, replaced whole under the lock
     with LOCK:
-        if watcher._watched:  # noqa: SLF001 -- own class
+        if watcher._watched:
             msg = f"Cannot watch {registry!r} with {watcher!r}: it is watching already. Call unwatch() on it first."
             raise HookRegError(msg)
         reach = including(registry) | (reachable(registry) if included else frozenset())
         for each in reach:
             add_wrapper(each, _traced)
-        watcher._watched = frozenset(reach)  # noqa: SLF001 -- own class
+        watcher._watched = frozenset(reach)
         if everywhere:
             _started = (*_started, watcher)
 
@@ -249,7 +249,7 @@ def unwatch(watcher: Watcher) -> None:
     global _started  # noqa: PLW0603 -- see watch()
     with LOCK:
         _started = tuple(each for each in _started if each is not watcher)
-        reach, watcher._watched = watcher._watched, frozenset()  # noqa: SLF001 -- own class
+        reach, watcher._watched = watcher._watched, frozenset()
         for each in reach:
             remove_wrapper(each, _traced)
 
@@ -584,7 +584,7 @@ class _Recorder:
 
 def _watching(registry: RegistryCore) -> tuple[Watcher, ...]:
     """The watchers that see a dispatch on `registry` here: the traces open in this context, and every started one."""
-    return tuple(watcher for watcher in (*_OPEN.get(), *_started) if registry in watcher._watched)  # noqa: SLF001 -- own class
+    return tuple(watcher for watcher in (*_OPEN.get(), *_started) if registry in watcher._watched)
 
 
 def _traced(registry: RegistryCore, runners: Runners, inner: SlowRunner) -> SlowRunner:

@@ -190,7 +190,7 @@ def load_hooks_config(  # noqa: PLR0913 -- the documented options
     tool_names: Mapping[str, str] | None = None,
     fail_closed: bool = True,
     output_limit: int = 1_048_576,
-) -> Inclusion:
+) -> Inclusion[HookRegistry]:
     """Load Claude Code or Recursive hook entries into `registry`, as one included registry.
 
     Args:

@@ -172,3 +172,7 @@ ctx.tool_name = "other"  # type: ignore[misc]
 PreToolCallDecideContext("bash", {}, "c1")  # type: ignore[call-arg]
 HookResult.deny()  # type: ignore[call-arg]
 dataclasses.replace(ctx, args={"a": 1}).args["a"] = 2  # type: ignore[index]
+
+# An inclusion gives back the very registry it included, typed surface and all.
+assert_type(registry.include(HookRegistry()).registry, HookRegistry)
+registry.include(HookRegistry()).registry.pre_tool_call_decide(lambda ctx: HookResult.allow())
