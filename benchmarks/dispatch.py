@@ -683,6 +683,41 @@ if run is not None:
 """
 
 
+# The TRANSFORM_TOOL_INPUT chain next to Strands (DESIGN §9), counted as it is timed: hookreg's chain of
+# `_new_args` hooks, and Strands' event built per call with its `_strands_new_args` callbacks.
+COUNTED_ARGS_CHAIN = """
+import sys
+from itertools import repeat
+sys.path.insert(0, sys.argv[1])  # benchmarks/, for this module's hooks
+import dispatch as d
+from hookreg import HookPoint, HookRegistry, PreToolCallDecideContext
+count, reps, who = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+registry = HookRegistry()
+for fn in d.copies(d._new_args, count):
+    registry.register(HookPoint.TRANSFORM_TOOL_INPUT, fn)
+strands = d.strands_registry_of(d.StrandsArgsEvent, d.copies(d._strands_new_args, count)).invoke_callbacks
+ctx = PreToolCallDecideContext(tool_name="bash", args=d.ARGS, call_id="c1")
+event, args, point = d.StrandsArgsEvent, d.ARGS, HookPoint.TRANSFORM_TOOL_INPUT
+if who == "hookreg":
+    for _ in repeat(None, reps): registry.transform(point, ctx)
+elif who == "Strands":
+    for _ in repeat(None, reps): strands(event(tool_name="bash", args=args))
+"""
+
+
+def counted_args_chain(cache: str) -> dict[str, tuple[int, int]]:
+    """Instructions per TRANSFORM_TOOL_INPUT chain, hookreg's and Strands', per hook count, beyond the empty loop."""
+    reps = 500
+    script = ("-c", COUNTED_ARGS_CHAIN, str(Path(__file__).parent))
+    empty = instructions(cache, *script, "1", str(reps), "loop")
+    return {
+        str(count): tuple(  # type: ignore[misc]  # two items: hookreg's, Strands'
+            (instructions(cache, *script, str(count), str(reps), who) - empty) // reps for who in ("hookreg", "Strands")
+        )
+        for count in (1, 5, 50)
+    }
+
+
 def instructions(cache: str, *argv: str) -> int:
     """The instructions `python *argv` executes, counted by callgrind, with bytecode cached in `cache`."""
     env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPYCACHEPREFIX=cache)
@@ -694,14 +729,17 @@ def instructions(cache: str, *argv: str) -> int:
 
 
 Counts = dict[tuple[str, str], tuple[int, int, int]]
+Counted = tuple[Counts, tuple[int, int], dict[str, tuple[int, int]]]
+"""Per dispatch (hookreg, limit, hookreg awaited); import (hookreg, pluggy); per args chain (hookreg, Strands)."""
 
 
-def counted() -> tuple[Counts, tuple[int, int]] | None:
-    """Dispatch and import counted in instructions, when valgrind is installed (else ``None``)."""
+def counted() -> Counted | None:
+    """Dispatch, import and the args chain counted in instructions, when valgrind is installed (else ``None``)."""
     if shutil.which("valgrind") is None:
         return None
     with tempfile.TemporaryDirectory() as cache:
-        return counted_in(cache), counted_imports(cache)
+        chains = counted_args_chain(cache) if StrandsRegistry is not None else {}
+        return counted_in(cache), counted_imports(cache), chains
 
 
 def counted_in(cache: str) -> Counts:
@@ -1055,7 +1093,7 @@ def targets(
     ns: dict[tuple[str, ...], float],
     runs: list[dict[tuple[str, ...], float]],
     imports: dict[str, float],
-    counts: tuple[Counts, tuple[int, int]] | None,
+    counts: Counted | None,
 ) -> list[str]:
     """A table row per DESIGN §9 target: timed and, with valgrind, counted; met, or missed and by how much.
 
@@ -1071,7 +1109,7 @@ def targets(
         counted = "| n/a | |" if count is None else f"| {count[0]:.2f}x | {verdict(*count, **how)} |"
         lines.append(f"| {target} | {shown} | {timed:.2f}x | {verdict(timed, bound, **how)} {counted}")
 
-    dispatch, imported = counts if counts is not None else ({}, None)
+    dispatch, imported, chains = counts if counts is not None else ({}, None, {})
     for style in TARGET_STYLES:
         for count, bound in TARGETS.items():
             limit = ns[(style, str(count), "limit")]
@@ -1094,17 +1132,18 @@ def targets(
         if theirs is not None:
             speedup = theirs / ns[("transform args", str(count), "hookreg")]
             target = f"TRANSFORM_TOOL_INPUT rewriting 8-key args, {count} hooks, faster than Strands"
-            row(target, 1, "1x", speedup, at_least=True)
+            chain = chains.get(str(count))
+            row(target, 1, "1x", speedup, None if chain is None else (chain[1] / chain[0], 1), at_least=True)
     by_count = None if imported is None else (imported[0] / imported[1], 1.2)
     row("`import hookreg` next to `import pluggy`", 1.2, "1.2x", imports["hookreg"] / imports["pluggy"], by_count)
     return lines
 
 
-def counted_table(counts: tuple[Counts, tuple[int, int]] | None) -> list[str]:
+def counted_table(counts: Counted | None) -> list[str]:
     """The instruction counts behind the targets' counted column."""
     if counts is None:
         return ["Not counted in instructions: a --quick run, or valgrind is not installed."]
-    dispatch, (ours, theirs) = counts
+    dispatch, (ours, theirs), chains = counts
     lines = [
         "| counted in instructions (callgrind) | hookreg | the other | ratio |",
         "|---|--:|--:|--:|",
@@ -1114,6 +1153,9 @@ def counted_table(counts: tuple[Counts, tuple[int, int]] | None) -> list[str]:
         per = f"{style}, {count} hooks, per dispatch"
         lines.append(f"| {per}, next to the limit | {ours:,} | {theirs:,} | {ours / theirs:.2f}x |")
         lines.append(f"| {per}, awaited, next to the limit | {awaited:,} | {theirs:,} | {awaited / theirs:.2f}x |")
+    for count, (ours, theirs) in chains.items():
+        per = f"TRANSFORM_TOOL_INPUT rewriting 8-key args, {count} hooks, per chain"
+        lines.append(f"| {per}, next to Strands | {ours:,} | {theirs:,} | {ours / theirs:.2f}x |")
     return lines
 
 
