@@ -149,7 +149,7 @@ CASES: list[tuple[str, Callable[[HookRegistry], object], type[Exception], list[s
     ("unknown point in has_hooks", lambda r: r.has_hooks("nope"), ValueError, ["'nope'", "hook point"]),
     ("unknown point in callbacks", lambda r: r.callbacks("nope"), ValueError, ["'nope'"]),
     ("unknown point in unregister", lambda r: r.unregister(gate, point="nope"), ValueError, ["'nope'", "unregister"]),
-    ("include a non-registry", lambda r: r.include(object()), TypeError, ["include", "HookRegistry"]),  # type: ignore[arg-type]
+    ("include a non-registry", lambda r: r.include(object()), TypeError, ["include", "HookRegistry"]),  # type: ignore[type-var]
     ("include priority a string", lambda r: r.include(HookRegistry(), priority="1"), TypeError, ["priority"]),  # type: ignore[arg-type]
     ("sync decide of an async hook", with_async(lambda r: r.decide(GATE, ctx())), TypeError, ["async_gate", "adecide"]),
     (
