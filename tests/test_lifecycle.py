@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib.metadata
 import pathlib
 import re
@@ -470,6 +471,25 @@ def test_start_fires_session_start_once_and_gates_the_prompt(run_flow: Run) -> N
     assert points(seen) == [P.ON_SESSION_START]
     assert seen[0][1].goal == "list files"
     assert [ctx.content for ctx in prompts] == ["list files", "list files"]
+
+
+def test_a_turns_run_context_is_built_when_read_and_an_assigned_one_is_kept(run_flow: Run) -> None:
+    """With nobody listening a turn builds no RunContext; reading `run` gives the turn's (its number, a fresh
+    turn scratchpad of the run's); a context an adapter assigns mid-turn (a handoff's agent name) is kept."""
+    registry = HookRegistry()
+    first = RunContext()
+    state = RunState(registry, first)
+    assert run_flow(registry, state.turn()) is None
+    assert state._run is first  # nothing built: no hook read the turn's context
+    turn = state.run
+    assert (turn.turn, turn.run_id, turn.scratchpad) == (1, first.run_id, first.scratchpad)
+    assert turn.turn_scratchpad is not first.turn_scratchpad
+    assert state.run is turn  # built once per turn
+    renamed = dataclasses.replace(turn, agent_name="billing")
+    state.run = renamed
+    assert state.run is renamed
+    assert run_flow(registry, state.turn()) is None
+    assert (state.run.turn, state.run.agent_name) == (2, "billing")
 
 
 @pytest.mark.parametrize("point", [P.USER_PROMPT_SUBMIT, P.PRE_TURN])
