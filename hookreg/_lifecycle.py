@@ -54,7 +54,12 @@ from hookreg._results import (
 from hookreg._surface import HookRegistry
 
 __all__ = [
+    "ANSWER_POINTS",
+    "DELTA_POINTS",
+    "FAILURE_POINTS",
+    "MODEL_CALL_POINTS",
     "STOPPED_NOTICE",
+    "SUCCESS_POINTS",
     "Deltas",
     "Dispatch",
     "GateResult",
@@ -219,6 +224,19 @@ def _notify(registry: HookRegistry, point: HookPoint, build: Callable[[], object
     if registry.has_hooks(point):
         yield Dispatch("notify", point, build())
 
+
+# --- which points each flow fires: what an adapter asks `has_hooks` about before it translates anything -----------
+
+MODEL_CALL_POINTS: Final = (P.PRE_MODEL_CALL, P.MODEL_SELECT)
+"""What `RunState.model_call` fires."""
+DELTA_POINTS: Final = (P.TEXT_DELTA, P.REASONING_DELTA, P.TOOL_CALL_DELTA)
+"""What `Deltas` fires."""
+ANSWER_POINTS: Final = (P.MODEL_TURN_FINISHED, P.POST_TURN)
+"""What `RunState.answered` fires."""
+SUCCESS_POINTS: Final = (P.TRANSFORM_TOOL_RESULT, P.POST_TOOL_CALL)
+"""What `succeeded` fires."""
+FAILURE_POINTS: Final = (P.POST_TOOL_CALL_FAILURE, P.ON_TOOL_ERROR)
+"""What `failed` fires."""
 
 # --- texts shared by every loop ------------------------------------------------------
 

@@ -48,6 +48,10 @@ from hookreg import (
     ToolCallRequest,
 )
 from hookreg._lifecycle import (
+    ANSWER_POINTS,
+    DELTA_POINTS,
+    FAILURE_POINTS,
+    SUCCESS_POINTS,
     Deltas,
     GateResult,
     RunState,
@@ -88,10 +92,7 @@ _GATE_POINTS = (
 """The points the gate fires before a tool runs: with none of them listening (and no ``active_tools``), ADK's own
 handling of the call stands as it is, so the plugin leaves the call alone."""
 
-_DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
-_ANSWER_POINTS = (HookPoint.MODEL_TURN_FINISHED, HookPoint.POST_TURN, HookPoint.STOP)
-_SUCCESS_POINTS = (HookPoint.TRANSFORM_TOOL_RESULT, HookPoint.POST_TOOL_CALL)
-_FAILURE_POINTS = (HookPoint.POST_TOOL_CALL_FAILURE, HookPoint.ON_TOOL_ERROR)
+_ANSWER_POINTS = (*ANSWER_POINTS, HookPoint.STOP)
 
 _REQUIRED: weakref.WeakKeyDictionary[Callable[..., Any], tuple[str, ...]] = weakref.WeakKeyDictionary()
 """Each function tool's required parameters, read once per function (an agent's tools are the same each call)."""
@@ -293,7 +294,7 @@ class HookregPlugin(BasePlugin):
             if stopped is not None:
                 scope.stopped = stopped
                 raise StopRun(stopped.reason)
-        if self._listens(_DELTA_POINTS):
+        if self._listens(DELTA_POINTS):
             scope.deltas = self._state(scope).deltas()
         if not self._listens((HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)):
             return None
@@ -311,7 +312,7 @@ class HookregPlugin(BasePlugin):
     async def after_model_callback(self, *, callback_context: Any, llm_response: Any) -> Any:
         """Fire the delta points for a partial response; for the final one, ``model_turn_finished`` and ``stop``."""
         if llm_response.partial:
-            if not self._listens(_DELTA_POINTS):
+            if not self._listens(DELTA_POINTS):
                 return None
         elif not self._listens(_ANSWER_POINTS):
             return None
@@ -407,7 +408,7 @@ class HookregPlugin(BasePlugin):
             scope.reported.discard(call_id)
             return None
         fault = isinstance(result, Mapping) and "error" in result
-        taken = self._outcome(scope, call_id, tool.name, tool_args, _FAILURE_POINTS if fault else _SUCCESS_POINTS)
+        taken = self._outcome(scope, call_id, tool.name, tool_args, FAILURE_POINTS if fault else SUCCESS_POINTS)
         if taken is None:
             return None
         call, ms = taken
@@ -433,7 +434,7 @@ class HookregPlugin(BasePlugin):
         if isinstance(error, asyncio.CancelledError) or call_id in scope.reported:
             scope.reported.discard(call_id)
             return None
-        taken = self._outcome(scope, call_id, tool.name, tool_args, _FAILURE_POINTS)
+        taken = self._outcome(scope, call_id, tool.name, tool_args, FAILURE_POINTS)
         if taken is None:
             return None  # ADK's own handling stands: the error ends the run, as without hookreg
         call, ms = taken

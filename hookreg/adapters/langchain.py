@@ -141,6 +141,8 @@ from hookreg import (
     TurnAction,
 )
 from hookreg._lifecycle import (
+    DELTA_POINTS,
+    MODEL_CALL_POINTS,
     STOPPED_NOTICE,
     Deltas,
     Dispatch,
@@ -219,8 +221,6 @@ hands back its coroutine, and what runs inside it is traced under the model
 or tool node, as without hookreg.
 """
 # The points that may change a model request: with no hook there, reading the request into a patch is skipped.
-_MODEL_POINTS = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
-_DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
 # The points of a tool call: with no hook at any of them, a call LangChain makes runs as it made it.
 _TOOL_POINTS = (
     HookPoint.INVALID_TOOL_CALL,
@@ -232,7 +232,7 @@ _TOOL_POINTS = (
     HookPoint.ON_TOOL_ERROR,
 )
 # The points that need the model's stream: the deltas, and invalid_tool_call (malformed streamed argument text).
-_OBSERVING_POINTS = (*_DELTA_POINTS, HookPoint.INVALID_TOOL_CALL)
+_OBSERVING_POINTS = (*DELTA_POINTS, HookPoint.INVALID_TOOL_CALL)
 # The middleware hooks LangChain makes a graph node of around the model call, and those that may change a tool call.
 _MODEL_NODES = ("before_model", "abefore_model", "after_model", "aafter_model")
 _TOOL_EDITS = ("wrap_tool_call", "awrap_tool_call", "after_model", "aafter_model")
@@ -998,7 +998,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         try:
             if run.passed or run.rewritten:
                 request = yield from self._reported(run, request)
-            if _listening(self.registry, _MODEL_POINTS):
+            if _listening(self.registry, MODEL_CALL_POINTS):
                 asked = frozenset(_tool_name(t) for t in request.tools)
                 request = yield from self._patched(run, request, asked)
                 run.offered = frozenset(_tool_name(t) for t in request.tools)

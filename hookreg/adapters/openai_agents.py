@@ -100,7 +100,10 @@ from hookreg import (
     TurnAction,
 )
 from hookreg._lifecycle import (
+    ANSWER_POINTS,
+    MODEL_CALL_POINTS,
     STOPPED_NOTICE,
+    SUCCESS_POINTS,
     Deltas,
     Dispatch,
     GateResult,
@@ -351,7 +354,7 @@ async def _returned(registry: HookRegistry, run: RunContext, call: ToolCallReque
     rewrote the text (a transform chain that returned None hands back the very
     presentation it was given).
     """
-    if not _listens(registry, _RESULT_POINTS):
+    if not _listens(registry, SUCCESS_POINTS):
         return raw
     ms = (time.perf_counter() - started) * 1000
     shown = present(raw)
@@ -361,7 +364,6 @@ async def _returned(registry: HookRegistry, run: RunContext, call: ToolCallReque
 
 _Invoker = Callable[[ToolContext[Any], str], Awaitable[Any]]
 
-_RESULT_POINTS: Final = (HookPoint.TRANSFORM_TOOL_RESULT, HookPoint.POST_TOOL_CALL)
 """The points a tool's result fires (`hookreg._lifecycle.succeeded`)."""
 
 _UNBOUNDED: Final = contextlib.nullcontext()
@@ -913,14 +915,8 @@ _TERMINAL_EVENTS: Final = frozenset({"response.completed", "response.incomplete"
 
 _ANSWER_POINTS: Final = (HookPoint.MODEL_TURN_FINISHED, HookPoint.STOP)
 
-_PATCH_POINTS: Final = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
-"""The points that shape a model call before it is made (`hookreg._lifecycle.RunState.model_call`)."""
-
-_MODEL_POINTS: Final = (*_PATCH_POINTS, *_ANSWER_POINTS)
+_MODEL_POINTS: Final = (*MODEL_CALL_POINTS, *_ANSWER_POINTS)
 """The points that need hookreg's per-call model in the run's place (`HookregRunHooks.run_config`)."""
-
-_TURN_POINTS: Final = (HookPoint.MODEL_TURN_FINISHED, HookPoint.POST_TURN)
-"""The points an answer fires (`hookreg._lifecycle.RunState.answered`)."""
 
 _NO_PATCH: Final = RequestPatch()
 """A model call as the run makes it: what `RunState.model_call` starts from, and hands back when nobody patches."""
@@ -1338,7 +1334,7 @@ class HookregRunHooks(RunHooks[Any]):
                 await self._check(run, await adrive(registry, state.start()))
             await self._check(run, await adrive(registry, state.turn()))
             patch, selected = _NO_PATCH, None
-            if _listens(registry, _PATCH_POINTS):  # else no patch and no pick: the default model need not be named
+            if _listens(registry, MODEL_CALL_POINTS):  # else no patch and no pick: the default model need not be named
                 default = call.model.default_name(agent) if call else _model_name(agent.model)
                 steps = state.model_call(_NO_PATCH, default, lambda: _history(input_items))
                 patch, name = await adrive(registry, steps)
@@ -1374,7 +1370,7 @@ class HookregRunHooks(RunHooks[Any]):
             (item.call_id, item.arguments) for item in response.output if isinstance(item, ResponseFunctionToolCall)
         )
         call = _CALL.get()
-        if (call is not None and call.run is run and call.answered) or not _listens(self.registry, _TURN_POINTS):
+        if (call is not None and call.run is run and call.answered) or not _listens(self.registry, ANSWER_POINTS):
             return
         answered = run.state.answered(_text(response.output), _requests(response.output), raw_finish_reason=None)
         try:

@@ -68,6 +68,7 @@ from hookreg import (
     ToolErrorKind,
 )
 from hookreg._lifecycle import (
+    DELTA_POINTS,
     Deltas,
     GateResult,
     RunState,
@@ -140,7 +141,6 @@ if TYPE_CHECKING:
 __all__ = ["HookregCapability", "hookreg_capability"]
 
 
-_DELTA_POINTS = (HookPoint.TEXT_DELTA, HookPoint.REASONING_DELTA, HookPoint.TOOL_CALL_DELTA)
 _TOOL_CHOICES = ("none", "required", "auto")
 _PASS_THROUGH = (CallDeferred, ApprovalRequired, SkipToolExecution, StopRun)
 """Raised through a tool call as they are, with no outcome point: pydantic-ai's control flow, and a stop."""
@@ -267,7 +267,7 @@ class _RunPoints(_Part):
 
     def listens_to(self, event: AgentStreamEvent) -> bool:
         """Whether `on_event` wants `event`: part starts and deltas, when delta hooks are registered."""
-        return any(self.registry.has_hooks(point) for point in _DELTA_POINTS) and isinstance(
+        return any(self.registry.has_hooks(point) for point in DELTA_POINTS) and isinstance(
             event, (PartStartEvent, PartDeltaEvent)
         )
 

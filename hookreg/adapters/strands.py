@@ -148,6 +148,11 @@ from hookreg import (
     Message as HookMessage,
 )
 from hookreg._lifecycle import (
+    ANSWER_POINTS,
+    DELTA_POINTS,
+    FAILURE_POINTS,
+    MODEL_CALL_POINTS,
+    SUCCESS_POINTS,
     Deltas,
     Dispatch,
     GateResult,
@@ -318,30 +323,16 @@ def _stop_in(error: BaseException) -> StopRun | None:
     return None
 
 
-_MODEL_POINTS = (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)
-_STREAM_POINTS = (
-    HookPoint.TEXT_DELTA,
-    HookPoint.REASONING_DELTA,
-    HookPoint.TOOL_CALL_DELTA,
-    HookPoint.INVALID_TOOL_CALL,
-)
+_STREAM_POINTS = (*DELTA_POINTS, HookPoint.INVALID_TOOL_CALL)
 """What reads a model call's raw chunks: the delta points, and ``invalid_tool_call`` (the raw text of malformed
 tool input)."""
-_CALL_READERS = (*_MODEL_POINTS, *_STREAM_POINTS, HookPoint.MODEL_TURN_FINISHED)
+_CALL_READERS = (*MODEL_CALL_POINTS, *_STREAM_POINTS, HookPoint.MODEL_TURN_FINISHED)
 """What needs the provider's model-call middleware: the points it dispatches, and what reads the call it notes (the
 tools offered, for ``invalid_tool_call``; the model called, for ``model_turn_finished``)."""
 _GATE_POINTS = (HookPoint.TRANSFORM_TOOL_INPUT, HookPoint.PRE_TOOL_CALL_DECIDE)
 _CALL_POINTS = (*_GATE_POINTS, HookPoint.INVALID_TOOL_CALL)
 """Where a hook can refuse or rewrite a call: with none there, the gate lets every offered call run as it is."""
-_ANSWER_POINTS = (HookPoint.MODEL_TURN_FINISHED, HookPoint.POST_TURN)
-"""What `RunState.answered` fires."""
-_OUTCOME_POINTS = (
-    HookPoint.TRANSFORM_TOOL_RESULT,
-    HookPoint.POST_TOOL_CALL,
-    HookPoint.POST_TOOL_CALL_FAILURE,
-    HookPoint.ON_TOOL_ERROR,
-)
-"""What `succeeded` and `failed` fire."""
+_OUTCOME_POINTS = (*SUCCESS_POINTS, *FAILURE_POINTS)
 _UNSUPPORTED = ("temperature", "max_tokens", "additional_params", "messages")
 _CHOICES = {"auto": "auto", "any": "any", "required": "any"}
 
@@ -735,7 +726,7 @@ class HookregProvider:
         run = self._run(context)
         run.asked = run.sent = context
         run.model = run.restricted = None
-        patching, observing = self._listens(_MODEL_POINTS), self._listens(_STREAM_POINTS)
+        patching, observing = self._listens(MODEL_CALL_POINTS), self._listens(_STREAM_POINTS)
         if not patching and not observing:
             return next_fn(context)  # Strands' own stream: no generator of hookreg's re-yields its events
         return self._invoke_model(context, next_fn, run, patching=patching, observing=observing)
@@ -823,7 +814,7 @@ class HookregProvider:
 
         Not for a failed model call.
         """
-        if event.stop_response is None or not self._listens(_ANSWER_POINTS):
+        if event.stop_response is None or not self._listens(ANSWER_POINTS):
             return
         run = self._run(event)
         if run.state.ended:

@@ -131,37 +131,17 @@ def test_a_value_deepcopy_refuses_is_handed_over_as_is_and_logged_once_per_tool_
     assert logged == ["args_not_copied tool=shell key=extra"]
 
 
-def test_a_later_gate_changing_a_nested_value_in_place_does_not_change_what_runs() -> None:
-    """The security gate (priority 10) approved ``ls -l``; a later gate rewrote that list in place and allowed:
-    gates cannot change args, so the tool gets what the first gate judged."""
+@pytest.mark.parametrize("transform", [None, "rewrites", "passes"])
+def test_a_later_gate_changing_a_nested_value_in_place_does_not_change_what_runs(transform: str | None) -> None:
+    """The security gate (priority 10) approves ``ls -l``; a later gate rewrites that list in place and allows:
+    gates cannot change args, so the tool gets what the first gate judged — with no input transform, or with one
+    that ran first (rewriting the call, or passing)."""
     registry = HookRegistry()
+    if transform is not None:
 
-    @registry.pre_tool_call_decide(priority=10, name="security")
-    def security(ctx: PreToolCallDecideContext) -> HookResult:
-        return HookResult.allow() if ctx.args["argv"] == SAFE else HookResult.deny("only ls -l")
-
-    @registry.pre_tool_call_decide(name="tamper")
-    def tamper(ctx: PreToolCallDecideContext) -> HookResult:
-        argv = ctx.args["argv"]
-        assert isinstance(argv, list)
-        argv[:] = EVIL
-        return HookResult.allow()
-
-    [received] = run_shell(registry, {"argv": list(SAFE)})
-    assert received["argv"] == SAFE
-
-
-@pytest.mark.parametrize("rewrites", [True, False], ids=["transform-rewrites", "transform-passes"])
-def test_with_an_input_transform_a_later_gate_changing_a_nested_value_in_place_does_not_change_what_runs(
-    rewrites: bool,
-) -> None:
-    """An input transform runs first (rewriting the call, or passing); the security gate approves ``ls -l``; a
-    later gate rewrites the transformed list in place and allows: the tool still gets what the first gate judged."""
-    registry = HookRegistry()
-
-    @registry.transform_tool_input
-    def normalise(ctx: PreToolCallDecideContext) -> dict[str, object] | None:
-        return {"argv": list(ctx.args["argv"])} if rewrites else None  # type: ignore[call-overload]  # a list
+        @registry.transform_tool_input
+        def normalise(ctx: PreToolCallDecideContext) -> dict[str, object] | None:
+            return {"argv": list(ctx.args["argv"])} if transform == "rewrites" else None  # type: ignore[call-overload]
 
     @registry.pre_tool_call_decide(priority=10, name="security")
     def security(ctx: PreToolCallDecideContext) -> HookResult:
