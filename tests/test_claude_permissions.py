@@ -463,3 +463,11 @@ def test_slash_rules_are_relative_to_the_settings_files_project(tmp_path: Path) 
     assert decide(project, "Read", {"file_path": "secrets/k"}).decision is Q  # ./secrets of the current directory
     config = from_claude_permissions(other, project_dir=elsewhere)
     assert decide(config, "Read", {"file_path": str(tmp_path / "config" / "secrets" / "k")}).decision is D
+
+
+def test_an_escaped_quote_inside_double_quotes_does_not_end_the_word() -> None:
+    """``echo "a\\"; rm -rf /"`` is one command (the ``;`` is inside the quotes); ``echo "a\\"" ; rm -rf /`` is two,
+    and the deny rule sees the second."""
+    policy = from_claude_permissions({"permissions": {"deny": ["Bash(rm:*)"], "allow": ["Bash(echo:*)"]}})
+    assert decide(policy, "Bash", {"command": 'echo "a\\"; rm -rf /"'}).decision is Decision.ALLOW
+    assert decide(policy, "Bash", {"command": 'echo "a\\"" ; rm -rf /'}).decision is D
