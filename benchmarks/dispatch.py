@@ -851,15 +851,31 @@ is slower): `PreToolCallDecideContext` 2,033 -> 1,172 ns, `TextDeltaContext`
 - **The bytecode reader** (an observer whose code returns only `None` is
   not tested): counted per `notify` of `text_delta` with distinct `def`
   observers, with the reader's verdict and with it withheld (every return
-  tested): 1 hook 2,247 / 2,280 instructions (1.5%), 5 hooks 4,720 / 4,879
-  (3.3%), 50 hooks 29,593 / 31,147 (5.0%), which is what keeps observe at
-  50 hooks under its 1.1x bound counted (1.05x against about 1.10x). Kept.
-- **Chains of args rewrites** (DESIGN §9): about 1,180 ns per step against
-  Strands' 700 (the targets table: faster at 1 hook, slower at 5 and 50).
-  Each step is the hook's call, the driver's `send`, the return's check, a
-  C copy of the 8 keys into a read-only dict, and a context copied slot by
-  slot; the copy is what keeps `ctx.args` read-only and detached from the
-  hook's own dict, so it stays until a cheaper read-only view is chosen.
+  tested): 1 hook 2,164 / 2,197 instructions (1.5%), 5 hooks 4,656 / 4,815
+  (3.4%), 50 hooks 29,575 / 31,129 (5.3%): it moves the 50-observer ratio
+  by more than the 5% a trick must earn. Kept.
+- **The async inline loops** (`_adecide`, `_atransform`, `_anotify` repeat
+  the sync loops, whose inline part never awaits): counted per awaited
+  dispatch at 0 / 1 / 5 / 50 hooks, as they are and with each coroutine
+  calling the sync dispatch instead: decide 5,243 / 5,877 / 8,750 / 38,165
+  against 6,035 / 6,669 / 9,541 / 38,953, transform -> None 5,254 / 5,754 /
+  8,351 / 34,652 against 6,062 / 6,563 / 9,159 / 35,461, observe 4,971 /
+  5,506 / 7,977 / 32,892 against 5,763 / 6,298 / 8,768 / 33,680. The call
+  costs about 790 instructions: 15% at no hook, 9-10% at 5 hooks, where it
+  would carry the met 5-hook async rows (2.14x, 2.33x counted against
+  2.36x, 2.42x) to their bounds. Kept.
+- **The frame walk that tells a nested `StopRun` apart** (`mark_stop`
+  records the hook calls on the stack; the modules that declare themselves
+  `dispatch_module(globals())` are skipped): it runs only when a hook raises
+  `StopRun`. A `ContextVar` depth counter, the alternative, is paid by every
+  dispatch that calls a hook, inline ones included: a `set` and a `reset`
+  in a `try`/`finally` count 1,730 instructions, more than a whole 1-hook
+  `decide` (about 1,100), so every sync bound from 0 to 5 hooks would be
+  missed. Kept.
+- **Chains of args rewrites** (DESIGN §9): the inline chain of
+  `CompiledPoint.rewrite` (the targets table: 4.66x, 1.84x, 1.65x faster
+  than Strands at 1, 5, 50 hooks timed) reuses a step's context when no
+  hook kept it; its verdict is the target itself.
 
 ## A forgotten await refused more cheaply: measured, refused (issue 14, async)
 
@@ -890,7 +906,7 @@ WHY = """
 - **No hooks, one hook.** A dispatch is a method call that takes the point,
   one dict read for the point's `Plan` (a `@final` slotted object read by
   attribute: context class, callables, pass value, result when all pass,
-  runners; as fast as indexing a tuple, where a namedtuple costs 20-40 ns
+  compiled points; as fast as indexing a tuple, where a namedtuple costs 20-40 ns
   more), a context class check (a wrong
   context is a `TypeError` even with no hooks) and, with hooks, a test of each
   return value. The limit is a plain function call with its hooks bound as
@@ -965,7 +981,7 @@ WHY = """
   (`dis.findlabels` finds where its jumps land; the "observer with a
   branch" row). The plan is rebuilt on each
   registration, so the 1,000th registration at one point costs more than the
-  first. A new registry compiles nothing: the runners of a point with no
+  first. A new registry compiles nothing: the compiled points of a point with no
   hook hold no registry, so every registry shares them (it was 163 us to
   compile 27 empty points per registry; `hookreg.testing.call_hook` makes
   one per call).

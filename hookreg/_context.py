@@ -14,6 +14,7 @@ from hookreg._results import (
     Message,
     ReadOnlyDict,
     RequestPatch,
+    compile_function,
     field,
     read_only,
     value_class,
@@ -110,14 +111,14 @@ _REBUILDERS: dict[type, Callable[[Any, Any], Any]] = {}
 def _transformed(subject: str) -> Callable[[type[_C]], type[_C]]:
     """Declare `subject` as the field a transform point rewrites on this context class.
 
-    The class gets `_subject`, an alias of that field's slot: the inline loop
+    The class gets `_subject_value`, an alias of that field's slot: the inline loop
     returns the unchanged subject with one specialized attribute read, where
     ``getattr(ctx, name)`` would cost a builtin call. `rebuilder` gives the
     constructor a transform chain uses for each step.
     """
 
     def declare(cls: type[_C]) -> type[_C]:
-        cls._subject = vars(cls)[subject]  # type: ignore[attr-defined]  # declared here, read by the inline loop
+        cls._subject_value = vars(cls)[subject]  # type: ignore[attr-defined]  # declared here, read by the inline loop
         _SUBJECTS[cls] = subject
         return cls
 
@@ -149,8 +150,10 @@ def rebuilder(context: type[_C]) -> Callable[[_C, object], _C]:
     namespace.update({f"set_{name}": slots[name].__set__ for name in fields_})
     lines = [f"    set_{name}(out, ctx.{name})\n" for name in fields_ if name != subject]
     body = f"{''.join(lines)}    set_{subject}(out, value)\n    return out\n"
-    exec(f"def rebuild(ctx, value):\n    out = new(cls)\n{body}", namespace)  # source made of the field names
-    rebuild = _REBUILDERS[context] = cast("Callable[[Any, Any], Any]", namespace["rebuild"])
+    source = f"def rebuild(ctx, value):\n    out = new(cls)\n{body}"
+    rebuild = _REBUILDERS[context] = compile_function(
+        source, f"{context.__module__}.{context.__qualname__}.rebuild", namespace
+    )
     return rebuild
 
 

@@ -4,10 +4,10 @@
 methods and declares their per-point overloads. Each looks the point's `Plan`
 up in its style's table (a point of another style is simply missing), runs
 the inline loop while every hook passes, and hands the first hook that does
-anything else to the plan's runners, which drive the style's rules
+anything else to the plan's `CompiledPoint`, which runs the style's rules
 (`hookreg._rules`). A plan the inline loop must not run (filters, async or
 dual-path hooks, a repeated callable, a wrong context, a trace) sends the
-whole dispatch to its runners.
+whole dispatch to its `CompiledPoint`.
 
 Also here, for the same reason (they sit above the registry core): `trace`,
 `describe`, the notebook table and `use_policy`, which import what they
@@ -27,7 +27,7 @@ from hookreg._plan import async_refusal
 from hookreg._points import HookPoint, HookStyle
 from hookreg._registry import RegistryCore, hook_rows, snapshot
 from hookreg._results import Decision, HookResult, ToolCallResolution, replace
-from hookreg._rules import OK, RAISED, calls_hooks, machinery, marked_by
+from hookreg._rules import OK, RAISED, calls_hooks, dispatch_module, marked_by
 
 if TYPE_CHECKING:
     from types import CoroutineType
@@ -87,7 +87,7 @@ def decide(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
     except (KeyError, TypeError):
         self._misdirected(point, HookStyle.DECIDE, "decide")
     if ctx.__class__ is not plan.ctx_type:
-        return plan.runners.run(ctx)
+        return plan.compiled.run(ctx)
     fn = plan.first
     if fn is not None:
         passed = plan.passed
@@ -103,8 +103,8 @@ def decide(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
                 else:
                     return plan.done
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-            return plan.runners.resume(ctx, fn, (RAISED, exc))
-        return plan.runners.resume(ctx, fn, (OK, result))
+            return plan.compiled.resume(ctx, fn, (RAISED, exc))
+        return plan.compiled.resume(ctx, fn, (OK, result))
     return plan.done
 
 
@@ -116,9 +116,9 @@ async def _adecide(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
     except (KeyError, TypeError):
         self._misdirected(point, HookStyle.DECIDE, "adecide")
     if ctx.__class__ is not plan.ctx_type:
-        # A plan holding an async hook never runs inline: its runners await it.
-        arun = plan.runners.arun
-        return plan.runners.run(ctx) if arun is None else await arun(ctx)
+        # A plan holding an async hook never runs inline: its `CompiledPoint` awaits it.
+        arun = plan.compiled.arun
+        return plan.compiled.run(ctx) if arun is None else await arun(ctx)
     fn = plan.first
     if fn is not None:
         passed = plan.passed
@@ -134,8 +134,8 @@ async def _adecide(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
                 else:
                     return plan.done
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-            return plan.runners.resume(ctx, fn, (RAISED, exc))
-        return plan.runners.resume(ctx, fn, (OK, result))
+            return plan.compiled.resume(ctx, fn, (RAISED, exc))
+        return plan.compiled.resume(ctx, fn, (OK, result))
     return plan.done
 
 
@@ -147,26 +147,26 @@ def transform(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:  # n
     except (KeyError, TypeError):
         self._misdirected(point, HookStyle.TRANSFORM, "transform")
     if ctx.__class__ is not plan.ctx_type:
-        return plan.runners.run(ctx)
+        return plan.compiled.run(ctx)
     fn = plan.first
     if fn is not None:
         try:
             result = fn(ctx)
             if result is None:
                 if not plan.rest:
-                    return ctx._subject  # type: ignore[attr-defined]
+                    return ctx._subject_value  # type: ignore[attr-defined]
                 for fn in plan.rest:
                     result = fn(ctx)
                     if result is not None:
                         break
                 else:
-                    return ctx._subject  # type: ignore[attr-defined]
+                    return ctx._subject_value  # type: ignore[attr-defined]
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-            return plan.runners.resume(ctx, fn, (RAISED, exc))
+            return plan.compiled.resume(ctx, fn, (RAISED, exc))
         if type(result) is plan.plain:  # a rewrite: the chain goes on without the step generator
-            return plan.runners.rewrite(ctx, fn, result)
-        return plan.runners.resume(ctx, fn, (OK, result))
-    return ctx._subject  # type: ignore[attr-defined]
+            return plan.compiled.rewrite(ctx, fn, result)
+        return plan.compiled.resume(ctx, fn, (OK, result))
+    return ctx._subject_value  # type: ignore[attr-defined]
 
 
 @calls_hooks
@@ -177,27 +177,27 @@ async def _atransform(self: RegistryCore, point: HookPoint, ctx: object, /) -> A
     except (KeyError, TypeError):
         self._misdirected(point, HookStyle.TRANSFORM, "atransform")
     if ctx.__class__ is not plan.ctx_type:
-        arun = plan.runners.arun
-        return plan.runners.run(ctx) if arun is None else await arun(ctx)
+        arun = plan.compiled.arun
+        return plan.compiled.run(ctx) if arun is None else await arun(ctx)
     fn = plan.first
     if fn is not None:
         try:
             result = fn(ctx)
             if result is None:
                 if not plan.rest:
-                    return ctx._subject  # type: ignore[attr-defined]
+                    return ctx._subject_value  # type: ignore[attr-defined]
                 for fn in plan.rest:
                     result = fn(ctx)
                     if result is not None:
                         break
                 else:
-                    return ctx._subject  # type: ignore[attr-defined]
+                    return ctx._subject_value  # type: ignore[attr-defined]
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-            return plan.runners.resume(ctx, fn, (RAISED, exc))
+            return plan.compiled.resume(ctx, fn, (RAISED, exc))
         if type(result) is plan.plain:  # a rewrite: the chain goes on without the step generator
-            return plan.runners.rewrite(ctx, fn, result)
-        return plan.runners.resume(ctx, fn, (OK, result))
-    return ctx._subject  # type: ignore[attr-defined]
+            return plan.compiled.rewrite(ctx, fn, result)
+        return plan.compiled.resume(ctx, fn, (OK, result))
+    return ctx._subject_value  # type: ignore[attr-defined]
 
 
 @calls_hooks
@@ -208,7 +208,7 @@ def notify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:  # noqa
     except (KeyError, TypeError):
         self._misdirected(point, HookStyle.OBSERVE, "notify")
     if ctx.__class__ is not plan.ctx_type:
-        return plan.runners.run(ctx)
+        return plan.compiled.run(ctx)
     fn = plan.first
     if fn is not None:
         try:
@@ -229,8 +229,8 @@ def notify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:  # noqa
                 else:
                     return None
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-            return plan.runners.resume(ctx, fn, (RAISED, exc))
-        return plan.runners.resume(ctx, fn, (OK, result))
+            return plan.compiled.resume(ctx, fn, (RAISED, exc))
+        return plan.compiled.resume(ctx, fn, (OK, result))
     return None
 
 
@@ -242,8 +242,8 @@ async def _anotify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
     except (KeyError, TypeError):
         self._misdirected(point, HookStyle.OBSERVE, "anotify")
     if ctx.__class__ is not plan.ctx_type:
-        arun = plan.runners.arun
-        return plan.runners.run(ctx) if arun is None else await arun(ctx)
+        arun = plan.compiled.arun
+        return plan.compiled.run(ctx) if arun is None else await arun(ctx)
     fn = plan.first
     if fn is not None:
         try:
@@ -264,8 +264,8 @@ async def _anotify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
                 else:
                     return None
         except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-            return plan.runners.resume(ctx, fn, (RAISED, exc))
-        return plan.runners.resume(ctx, fn, (OK, result))
+            return plan.compiled.resume(ctx, fn, (RAISED, exc))
+        return plan.compiled.resume(ctx, fn, (OK, result))
     return None
 
 
@@ -542,4 +542,4 @@ def use_policy(
     return self._register(HookPoint.PRE_TOOL_CALL_DECIDE, gate, name=name, priority=priority, on_error="deny")
 
 
-machinery(globals())
+dispatch_module(globals())

@@ -67,13 +67,12 @@ __all__ = [
     "RunState",
     "Steps",
     "Validator",
-    "adrive",
     "aperform",
+    "arun_flow",
     "ask",
     "bind",
     "collecting",
     "describe",
-    "drive",
     "error_text",
     "failed",
     "finish_reason",
@@ -87,6 +86,7 @@ __all__ = [
     "refused_retry",
     "require_registry",
     "require_release",
+    "run_flow",
     "succeeded",
     "unanswered",
 ]
@@ -127,10 +127,10 @@ class Dispatch:
 Steps: TypeAlias = Generator[Dispatch, Any, _R]
 """A flow: yields `Dispatch` operations, is sent their results (or thrown their exceptions), returns `_R`.
 
-Flows never call the registry: `drive` performs their dispatches with the sync
-methods, `adrive` awaits the ``a``-twins, so sync loops, async loops and the
+Flows never call the registry: `run_flow` performs their dispatches with the sync
+methods, `arun_flow` awaits the ``a``-twins, so sync loops, async loops and the
 harness share every rule. Flows read ``registry.has_hooks`` to skip contexts
-nobody listens to: drive a flow with the registry it was built with."""
+nobody listens to: run a flow with the registry it was built with."""
 
 
 def perform(registry: HookRegistry, op: Dispatch) -> Any:
@@ -177,7 +177,7 @@ def bind(
             note(op, reply, error)
 
 
-def drive(registry: HookRegistry, steps: Generator[Any, Any, _R], other: Callable[[Any], Any] | None = None) -> _R:
+def run_flow(registry: HookRegistry, steps: Generator[Any, Any, _R], other: Callable[[Any], Any] | None = None) -> _R:
     """Run a flow to its end synchronously; an operation's exception is thrown into the flow.
 
     A flow of a framework's own may also yield operations that are not a
@@ -198,12 +198,12 @@ def drive(registry: HookRegistry, steps: Generator[Any, Any, _R], other: Callabl
             error = exc
 
 
-async def adrive(
+async def arun_flow(
     registry: HookRegistry, steps: Generator[Any, Any, _R], other: Callable[[Any], Awaitable[Any]] | None = None
 ) -> _R:
     """Run a flow to its end, awaiting each operation; an operation's exception is thrown into the flow.
 
-    `other` awaits the operations that are not a `Dispatch`, as in `drive`.
+    `other` awaits the operations that are not a `Dispatch`, as in `run_flow`.
     """
     reply: object = None
     error: BaseException | None = None
@@ -471,16 +471,16 @@ def gate(  # noqa: PLR0913 -- the call's three parts and the three things a fram
         A `GateResult`: ``.allowed`` and ``.call`` to run, else ``.text`` for the model.
 
     Example:
-        From an async framework callback (from sync code: `drive`)::
+        From an async framework callback (from sync code: `run_flow`)::
 
-            verdict = await adrive(registry, gate(registry, run, name, call_id, raw_args, known=names))
+            verdict = await arun_flow(registry, gate(registry, run, name, call_id, raw_args, known=names))
             if not verdict.allowed:
                 return verdict.text  # the tool never runs
             try:
                 raw = await tool(**verdict.call.args)
             except Exception as exc:
-                return await adrive(registry, failed(registry, run, verdict.call, exc))
-            return await adrive(registry, succeeded(registry, run, verdict.call, raw))
+                return await arun_flow(registry, failed(registry, run, verdict.call, exc))
+            return await arun_flow(registry, succeeded(registry, run, verdict.call, raw))
 
     Raises:
         StopRun: An ``invalid_tool_call`` hook answered ``stop``, or a hook raised it.
@@ -685,7 +685,7 @@ class RunState:
 
     Build one per run (never per wiring object: a middleware or a hooks
     object may serve several runs, concurrently). Its flows are step
-    generators like every flow here: drive them with `drive` / `adrive` and
+    generators like every flow here: run them with `run_flow` / `arun_flow` and
     the same registry.
 
     Attributes:

@@ -1,11 +1,18 @@
-"""Plan (what the inline loop reads), the runners that compile one point's hooks, and the drivers of the rules.
+"""What a dispatch reads and who takes it over: `Plan`, `CompiledPoint`, and the drivers of the rules.
 
-`Runners` compiles one point of one registry: its `Plan`, read by attribute
-by the inline loops in `hookreg._dispatch`, and `run`/`resume`/`arun`, which
-hand a dispatch to the style's step generator (`hookreg._rules`) through a
-driver: `drive` calls hooks inline, `adrive` awaits async ones. Both take the
-call as a parameter, so that tracing times each call through the very same
-drivers.
+The path of ``registry.decide(point, ctx)`` (transforms and observers alike):
+
+1. `hookreg._dispatch.decide` reads the point's `Plan` and, while every hook
+   passes, calls them itself: the *inline loop*.
+2. The first hook that does anything else (denies, raises, rewrites) hands
+   the dispatch to the plan's `CompiledPoint` (`resume`, `rewrite`), and a
+   plan the inline loop must not run (filters, async hooks, a wrong context;
+   its context class is `_NotInline`) sends the whole dispatch there (`run`).
+3. `CompiledPoint` starts the style's *step generator* (`hookreg._rules`),
+   which holds every rule and yields each hook call to a *driver*:
+   `run_steps` makes the calls inline, `arun_steps` awaits async hooks.
+   Both take the call as a parameter, so that tracing times each call
+   through the very same drivers.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from hookreg._rules import (
     TIMED_OUT,
     StopIterationError,
     calls_hooks,
-    machinery,
+    dispatch_module,
     plain_reader,
     transform_steps,
     wrong_context,
@@ -38,29 +45,23 @@ if TYPE_CHECKING:
 
     AsyncRunner = Callable[[Any], Coroutine[Any, Any, Any]]
 
-    class SlowRunner(Protocol):
+    class Detour(Protocol):
         """Who runs a whole dispatch when the inline loop cannot: `run`, and `arun` when some hook awaits."""
 
         @property
         def arun(self) -> AsyncRunner | None: ...
         def run(self, ctx: object) -> object: ...
 
-    class Runner(SlowRunner, Protocol):
-        """Who takes a dispatch over from the inline loop: a `SlowRunner` that can also resume at a hook."""
-
-        def resume(self, ctx: object, fn: object, outcome: Outcome) -> object: ...
-        def rewrite(self, ctx: object, fn: object, new: object) -> object: ...
-
 
 __all__ = [
+    "CompiledPoint",
     "Plan",
-    "Runners",
     "acall_hook",
-    "adrive",
+    "arun_steps",
     "async_refusal",
     "call_hook",
-    "drive",
     "no_hooks",
+    "run_steps",
 ]
 
 # --- drivers: who makes the calls ---------------------------------------------
@@ -76,7 +77,7 @@ def call_hook(reg: Registration, ctx: object) -> Outcome:
 
 
 @calls_hooks
-def drive(steps: Steps, call: Callable[[Registration, object], Outcome] | None = None) -> Any:
+def run_steps(steps: Steps, call: Callable[[Registration, object], Outcome] | None = None) -> Any:
     """Run `steps`, calling each hook inline: with `call` when given (tracing times each call), else as `call_hook`."""
     try:
         reg, ctx = next(steps)
@@ -96,7 +97,7 @@ def drive(steps: Steps, call: Callable[[Registration, object], Outcome] | None =
     raise stop_iteration
 
 
-async def adrive(steps: Steps, acall: Callable[[Registration, object], Awaitable[Outcome]] | None = None) -> Any:
+async def arun_steps(steps: Steps, acall: Callable[[Registration, object], Awaitable[Outcome]] | None = None) -> Any:
     """Run `steps`, awaiting async hooks (with their timeouts) and calling sync ones inline, with `acall`.
 
     A hook that swallows the cancellation of the task running the dispatch and
@@ -167,7 +168,7 @@ def _unwrapped(exc: Exception) -> Exception:
     return exc
 
 
-# --- compiling a point's hooks into runners -------------------------------------
+# --- compiling a point's hooks -------------------------------------
 
 
 @final
@@ -175,21 +176,21 @@ class Plan:
     """What the inline loop of a dispatch reads, by attribute: one point of one registry.
 
     Attributes:
-        ctx_type: The context class the inline loop accepts; `_Slow` sends every dispatch to `runners`.
+        ctx_type: The context class the inline loop accepts; `_NotInline` sends every dispatch to `compiled`.
         first: The first hook's callable, or ``None`` when the point has no hook.
         rest: The other hooks' callables, in dispatch order. The loop calls
             `first` by itself and iterates `rest` only when it is not empty:
             one hook then costs no iterator (about a tenth of a one-hook dispatch).
         passed: A decider's pass value (the loop leaves at the first other return).
         done: The result when every hook passed (decide points).
-        runners: Who takes over when the inline loop cannot go on (a `Runner`).
+        compiled: Who takes over when the inline loop cannot go on (a `CompiledPoint`, or a trace's `Detour`).
         unchecked: Every hook is an observer whose code can return only
             ``None`` (`returns_only_none`): the loop need not test returns.
         plain: At a transform point, the class of return that is a rewrite
-            `runners` goes on with inline (`plain_reader`); else ``None``.
+            `compiled` goes on with inline (`plain_reader`); else ``None``.
     """
 
-    __slots__ = ("ctx_type", "done", "first", "passed", "plain", "rest", "runners", "unchecked")
+    __slots__ = ("compiled", "ctx_type", "done", "first", "passed", "plain", "rest", "unchecked")
 
     def __init__(  # noqa: PLR0913, PLR0917 -- one per attribute
         self,
@@ -197,7 +198,7 @@ class Plan:
         fns: tuple[Callable[[Any], Any], ...],
         passed: object,
         done: object,
-        runners: Runner,
+        compiled: CompiledPoint,
         unchecked: bool,
         plain: type | None = None,
     ) -> None:
@@ -207,16 +208,16 @@ class Plan:
         self.rest = fns[1:]
         self.passed = passed
         self.done = done
-        self.runners = runners
+        self.compiled = compiled
         self.unchecked = unchecked
 
-    def detour(self, runners: SlowRunner) -> Plan:
-        """This plan with every dispatch sent to `runners`, never run inline (what the trace slot installs)."""
-        # No hooks: the inline loop never runs a plan whose context class is _Slow.
-        return Plan(_Slow, (), self.passed, self.done, cast("Runner", runners), self.unchecked)
+    def detour(self, compiled: Detour) -> Plan:
+        """This plan with every dispatch sent to `compiled`, never run inline (what the trace slot installs)."""
+        # No hooks: the inline loop never runs a plan whose context class is _NotInline.
+        return Plan(_NotInline, (), self.passed, self.done, cast("CompiledPoint", compiled), self.unchecked)
 
 
-class _Slow:
+class _NotInline:
     """Stands in for the context class in a plan the inline loop must not run."""
 
 
@@ -231,11 +232,11 @@ _RETURNS_NONE: Final = attrgetter("_returns_none")
 
 
 @final
-class Runners:
+class CompiledPoint:
     """One point of one registry, compiled: its hooks and how to dispatch them.
 
     The dispatch methods of HookRegistry run `plan` inline when they can;
-    a plan whose context class is `_Slow` sends every dispatch to `run`.
+    a plan whose context class is `_NotInline` sends every dispatch to `run`.
 
     Attributes:
         hooks: The hooks, in dispatch order.
@@ -264,14 +265,14 @@ class Runners:
         done = spec.all_passed if fns else spec.no_hook  # transforms return their subject instead
         unchecked = all(map(_RETURNS_NONE, hooks))
         plain = plain_reader(spec)[0] if spec.style is HookStyle.TRANSFORM else None
-        self.plan = Plan(spec.context if inline else _Slow, fns, spec.passed, done, self, unchecked, plain)
+        self.plan = Plan(spec.context if inline else _NotInline, fns, spec.passed, done, self, unchecked, plain)
         self.arun: AsyncRunner | None = None
         if awaits:
 
             async def arun(ctx: object) -> object:
                 if ctx.__class__ is not spec.context:
                     raise wrong_context(point, ctx)
-                return await adrive(steps(spec, hooks, ctx, None, filtered))
+                return await arun_steps(steps(spec, hooks, ctx, None, filtered))
 
             self.arun = arun
 
@@ -282,11 +283,11 @@ class Runners:
             raise wrong_context(spec.point, ctx)
         if self.async_hook is not None:
             raise async_refusal(spec.point, self.async_hook, spec.style.amethod)
-        return drive(self.start(ctx))
+        return run_steps(self.start(ctx))
 
     def resume(self, ctx: object, fn: object, outcome: Outcome) -> object:
         """Take over from the inline loop at hook `fn`, whose call produced `outcome`."""
-        return drive(self.steps(self.spec, self.hooks[self._position[id(fn)] :], ctx, outcome, self._filtered))
+        return run_steps(self.steps(self.spec, self.hooks[self._position[id(fn)] :], ctx, outcome, self._filtered))
 
     @calls_hooks
     def rewrite(self, ctx: object, fn: object, new: object) -> object:
@@ -323,29 +324,29 @@ class Runners:
             try:
                 new = hooks[index].callback(current)
             except Exception as exc:  # noqa: BLE001 -- handed to the point's failure policy
-                return drive(transform_steps(spec, hooks[index:], current, (RAISED, exc), False, changed=True))
+                return run_steps(transform_steps(spec, hooks[index:], current, (RAISED, exc), False, changed=True))
             if new is None:
                 continue
             if type(new) is not plain:  # type(): a hostile __class__ can lie or raise
-                return drive(transform_steps(spec, hooks[index:], current, (OK, new), False, changed=True))
+                return run_steps(transform_steps(spec, hooks[index:], current, (OK, new), False, changed=True))
             value, stale = new if read is None else read(new), True
         return value
 
     def start(self, ctx: object) -> Steps:
-        """The rules of a whole dispatch of `ctx`, for a driver to run (`drive`, `adrive`, or tracing's)."""
+        """The rules of a whole dispatch of `ctx`, for a driver to run (`run_steps`, `arun_steps`, or tracing's)."""
         return self.steps(self.spec, self.hooks, ctx, None, self._filtered)
 
 
-_NO_HOOKS: dict[HookPoint, Runners] = {}
+_NO_HOOKS: dict[HookPoint, CompiledPoint] = {}
 
 
-def no_hooks(point: HookPoint) -> Runners:
-    """The runners of `point` with no hooks: one for every registry (they hold no registry), made on first use."""
+def no_hooks(point: HookPoint) -> CompiledPoint:
+    """The `CompiledPoint` of `point` with no hooks: one for every registry (it holds none), made on first use."""
     try:
         return _NO_HOOKS[point]
     except KeyError:
-        runners = _NO_HOOKS[point] = Runners(point, ())
-        return runners
+        compiled = _NO_HOOKS[point] = CompiledPoint(point, ())
+        return compiled
 
 
 def async_refusal(point: HookPoint, reg: Registration, method: str) -> AsyncHookError:
@@ -357,4 +358,4 @@ def async_refusal(point: HookPoint, reg: Registration, method: str) -> AsyncHook
     return AsyncHookError(msg, point=point, callback=reg.callback)
 
 
-machinery(globals())
+dispatch_module(globals())

@@ -36,9 +36,9 @@ __all__ = [
     "detach",
     "filtered_out",
     "is_async",
-    "label",
     "name_of",
     "predecessor",
+    "quoted_name",
     "replace_handle",
     "short_name",
     "validate",
@@ -267,7 +267,7 @@ def short_name(name: str) -> str:
     return re.sub(_LOCALS, "", name)
 
 
-def label(fn: object) -> str:
+def quoted_name(fn: object) -> str:
     """How messages name a hook: its name when callable, else its repr."""
     return repr(name_of(fn)) if callable(fn) else repr(fn)
 
@@ -482,7 +482,7 @@ def validate(  # noqa: PLR0912, PLR0913, PLR0917 -- one check per option, each w
     on_error: str | None,
     timeout: float | None,
 ) -> Registration:
-    what = f"register {label(fn)} at {point}"
+    what = f"register {quoted_name(fn)} at {point}"
 
     def type_error(msg: str) -> HookTypeError:
         return HookTypeError(f"Cannot {what}: {msg}", point=point, callback=fn)

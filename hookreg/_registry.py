@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast, final
 
 from hookreg._errors import HookTypeError, IncludeError
 from hookreg._log import debug_enabled, log
-from hookreg._plan import Plan, Runners, no_hooks
+from hookreg._plan import CompiledPoint, Plan, no_hooks
 from hookreg._points import HookPoint, HookStyle
 from hookreg._registration import (
     LOCK,
@@ -17,18 +17,18 @@ from hookreg._registration import (
     Registration,
     as_point,
     detach,
-    label,
     predecessor,
+    quoted_name,
     replace_handle,
     validate,
 )
 
 if TYPE_CHECKING:
-    from hookreg._plan import SlowRunner
+    from hookreg._plan import Detour
 
-    Wrapper = Callable[["RegistryCore", Runners, SlowRunner], SlowRunner]
-    """What fills the wrapper slot: given a registry, one point's compiled runners and the runner it wraps
-    (the runners themselves, or the previous wrapper's), the runner every dispatch of that point goes to."""
+    Wrapper = Callable[["RegistryCore", CompiledPoint, Detour], Detour]
+    """What fills the wrapper slot: given a registry, one point's `CompiledPoint` and the runner it wraps
+    (the `CompiledPoint` itself, or the previous wrapper's), the runner every dispatch of that point goes to."""
 
 __all__ = ["RegistryCore", "add_wrapper", "hook_rows", "including", "reachable", "remove_wrapper", "snapshot"]
 
@@ -43,7 +43,7 @@ class RegistryCore:
         self._own: dict[HookPoint, list[Registration]] = {point: [] for point in HookPoint}
         self._inclusions: list[Inclusion[Any]] = []
         self._parents: list[ref[RegistryCore]] = []  # the registries that include this one, weakly held
-        self._runners: dict[HookPoint, Runners] = {}
+        self._compiled: dict[HookPoint, CompiledPoint] = {}
         self._has: dict[HookPoint, bool] = {}
         self._count = 0  # hooks at every point, included ones too: `len` in one read (adapters ask it per run)
         # Per-style tables, so that a dispatch is one dict lookup and a point of
@@ -72,7 +72,7 @@ class RegistryCore:
         timeout: float | None = None,
         stacklevel: int = 3,
     ) -> Registration:
-        point = as_point(point, f"register {label(fn)}")
+        point = as_point(point, f"register {quoted_name(fn)}")
         reg = validate(self, point, fn, name, priority, tools, on_error, timeout)
         with LOCK:
             hooks = self._own[point]
@@ -240,23 +240,23 @@ class RegistryCore:
         items: list[tuple[int, int, tuple[Registration, ...]]] = [
             (-reg.priority, reg._order, (reg,)) for reg in self._own[point]
         ]
-        items += [(-inc.priority, inc._order, inc.registry._runners[point].hooks) for inc in self._inclusions]
+        items += [(-inc.priority, inc._order, inc.registry._compiled[point].hooks) for inc in self._inclusions]
         items.sort()  # each order is unique: two groups are never compared
         hooks = tuple(itertools.chain.from_iterable(group for _, _, group in items))
-        self._install(point, Runners(point, hooks) if hooks else no_hooks(point))
+        self._install(point, CompiledPoint(point, hooks) if hooks else no_hooks(point))
 
-    def _install(self, point: HookPoint, runners: Runners) -> None:
-        """Make `runners` what dispatches of `point` go to, through the wrappers in the slot."""
-        before = self._runners.get(point)
-        self._count += len(runners.hooks) - (0 if before is None else len(before.hooks))
-        self._runners[point] = runners
-        plan = runners.plan
-        runner: SlowRunner = runners
+    def _install(self, point: HookPoint, compiled: CompiledPoint) -> None:
+        """Make `compiled` what dispatches of `point` go to, through the wrappers in the slot."""
+        before = self._compiled.get(point)
+        self._count += len(compiled.hooks) - (0 if before is None else len(before.hooks))
+        self._compiled[point] = compiled
+        plan = compiled.plan
+        runner: Detour = compiled
         for wrapper in self._wrappers:  # each wraps the one before; the inline loop stays untouched
-            runner = wrapper(self, runners, runner)
-            plan = runners.plan.detour(runner)
+            runner = wrapper(self, compiled, runner)
+            plan = compiled.plan.detour(runner)
         self._plans[point.style][point] = plan
-        self._has[point] = bool(runners.hooks)
+        self._has[point] = bool(compiled.hooks)
 
     # --- introspection --------------------------------------------------------
 
@@ -272,13 +272,13 @@ class RegistryCore:
 
     def callbacks(self, point: HookPoint | str, /) -> tuple[Registration, ...]:
         """The hooks a dispatch of `point` calls, in order, with included registries flattened."""
-        return self._runners[as_point(point, "list callbacks")].hooks
+        return self._compiled[as_point(point, "list callbacks")].hooks
 
     def __len__(self) -> int:
         return self._count
 
     def __repr__(self) -> str:
-        counts = ", ".join(f"{p.value}={len(r.hooks)}" for p, r in self._runners.items() if r.hooks)
+        counts = ", ".join(f"{p.value}={len(r.hooks)}" for p, r in self._compiled.items() if r.hooks)
         return f"{type(self).__name__}({counts})"
 
 
@@ -290,10 +290,10 @@ def add_wrapper(registry: RegistryCore, wrapper: Wrapper) -> None:
 
     A registry with no wrapper runs the inline loop and pays nothing for the
     slot; one with a wrapper recompiles each point into a plan that never runs
-    inline and hands the dispatch to ``wrapper(registry, runners, inner)``, which
-    returns the runner to use: it calls `inner` (the point's `Runners`, or the
+    inline and hands the dispatch to ``wrapper(registry, compiled, inner)``, which
+    returns the runner to use: it calls `inner` (the point's `CompiledPoint`, or the
     wrapper installed before it) to dispatch unchanged, or drives
-    ``runners.steps`` itself with its own call (``hookreg._plan.drive``), which
+    ``compiled.steps`` itself with its own call (``hookreg._plan.run_steps``), which
     bypasses the wrappers inside it. The same wrapper installed again is counted,
     not stacked.
     """
@@ -340,8 +340,8 @@ def hook_rows(registry: RegistryCore) -> list[tuple[HookPoint, Registration, str
     }
     return [
         (point, reg, None if reg._registry in (registry, None) else str(placed[reg._registry]))
-        for point, runners in registry._runners.items()
-        for reg in runners.hooks
+        for point, compiled in registry._compiled.items()
+        for reg in compiled.hooks
     ]
 
 

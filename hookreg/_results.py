@@ -23,6 +23,7 @@ __all__ = [
     "RequestPatch",
     "ToolCallResolution",
     "TurnAction",
+    "compile_function",
     "field",
     "replace",
     "value_class",
@@ -209,8 +210,6 @@ class _Init:
         return init if instance is None else init.__get__(instance, owner)
 
     def compile(self, cls: type) -> Callable[..., None]:
-        import linecache  # noqa: PLC0415 -- at a value class's first build, not at import
-
         namespace: dict[str, object] = {"FACTORY": FACTORY}
         params, stores = [], []
         for name in self.names:
@@ -232,13 +231,26 @@ class _Init:
             stores.append("    self.__post_init__()\n")
         star = ["*"] if self.kw_only else []
         source = f"def __init__({', '.join(['self', *star, *params])}):\n{''.join(stores)}"
-        filename = f"<value class {cls.__module__}.{cls.__qualname__}.__init__>"
-        exec(compile(source, filename, "exec"), namespace)  # source made of the field names alone
-        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-        init = cast("Callable[..., None]", namespace["__init__"])
+        init = compile_function(source, f"{cls.__module__}.{cls.__qualname__}.__init__", namespace)
         init.__qualname__ = f"{cls.__qualname__}.__init__"
         init.__annotations__ = {name: self.annotations[name] for name in self.names} | {"return": "None"}
         return init
+
+
+def compile_function(source: str, qualname: str, namespace: dict[str, object]) -> Callable[..., Any]:
+    """The function `source` defines (named as `qualname` ends), compiled in `namespace`, its source in `linecache`.
+
+    How a value class gets the methods its fields make (``__init__``, a
+    transform step's constructor): compiled once, on first use, from source
+    built of the field names alone, so that a debugger steps through it.
+    """
+    import linecache  # noqa: PLC0415 -- at a value class's first build, not at import
+
+    filename = f"<value class {qualname}>"
+    code = compile(source, filename, "exec")
+    exec(code, namespace)
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    return cast("Callable[..., Any]", namespace[qualname.rpartition(".")[2]])
 
 
 _REQUIRED: Final = object()

@@ -50,7 +50,7 @@ __all__ = [
     "TIMED_OUT",
     "StopIterationError",
     "calls_hooks",
-    "machinery",
+    "dispatch_module",
     "mark_stop",
     "marked_by",
     "plain_reader",
@@ -77,7 +77,7 @@ def wrong_context(point: HookPoint, ctx: object) -> HookTypeError:
     return HookTypeError(msg, point=point)
 
 
-def _stopped(spec: PointSpec, reg: Registration, raised: BaseException, ctx: object, effective: object) -> None:
+def _raise_stop(spec: PointSpec, reg: Registration, raised: BaseException, ctx: object, effective: object) -> None:
     """Raise the `StopRun` in `raised` (itself, or the first in an exception group), if there is one.
 
     A `StopRun` is not a failure. A hook that raised it directly, or got it
@@ -117,7 +117,7 @@ def mark_stop(stop: StopRun, hook: str, ctx: object, effective: object) -> None:
     enclosing = []
     frame = sys._getframe(1)
     while frame.f_back is not None:
-        if frame.f_back.f_code in _CATCHERS and not any(frame.f_globals is mine for mine in _MACHINERY):
+        if frame.f_back.f_code in _CATCHERS and not any(frame.f_globals is mine for mine in _DISPATCH_MODULES):
             enclosing.append(frame)
         frame = frame.f_back
     stop._hookreg_mark = (ctx, tuple(enclosing))
@@ -137,7 +137,7 @@ def _nested(stop: StopRun, raised: BaseException) -> bool:
 
 
 _CATCHERS: set[CodeType] = set()
-_MACHINERY: list[dict[str, Any]] = []
+_DISPATCH_MODULES: list[dict[str, Any]] = []
 
 
 def calls_hooks(fn: _F) -> _F:
@@ -146,9 +146,9 @@ def calls_hooks(fn: _F) -> _F:
     return fn
 
 
-def machinery(namespace: dict[str, Any]) -> None:
-    """Declare a module's globals as hookreg's own dispatch machinery: its frames are never a hook call."""
-    _MACHINERY.append(namespace)
+def dispatch_module(namespace: dict[str, Any]) -> None:
+    """Declare a module's globals as hookreg's own dispatch dispatch_module: its frames are never a hook call."""
+    _DISPATCH_MODULES.append(namespace)
 
 
 def _fail(spec: PointSpec, reg: Registration, exc: BaseException, status: int) -> None:
@@ -293,7 +293,7 @@ def _decide_steps(
                 if value is not None:
                     last_allow = value
                 continue
-        _stopped(spec, reg, value, ctx, None)
+        _raise_stop(spec, reg, value, ctx, None)
         _fail(spec, reg, value, status)
         if reg.on_error == "ignore":
             continue  # a pass, but not an answer: at ON_INTERACTION it has not run
@@ -341,7 +341,7 @@ def transform_steps(  # noqa: PLR0913 -- the steps' five, and where a chain resu
             else:
                 value, changed, stale = new, True, True
                 continue
-        _stopped(spec, reg, new, ctx, value if changed and subject == "args" else None)
+        _raise_stop(spec, reg, new, ctx, value if changed and subject == "args" else None)
         _fail(spec, reg, new, status)
     return value
 
@@ -364,7 +364,7 @@ def _observe_steps(
             except Exception as exc:  # noqa: BLE001 -- reading the return failed: a failure of the hook
                 error = exc
             status = RAISED
-        _stopped(spec, reg, error, ctx, None)
+        _raise_stop(spec, reg, error, ctx, None)
         _fail(spec, reg, error, status)
 
 
@@ -375,4 +375,4 @@ STEPS: Final[dict[HookStyle, StepsOf]] = {
 }
 
 
-machinery(globals())
+dispatch_module(globals())

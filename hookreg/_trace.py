@@ -2,7 +2,7 @@
 
 Tracing costs nothing while no trace is open. Opening one puts a wrapper in
 the slot of that registry (and of every registry including it), so that its
-plans leave the inline loop for `TracedRunners`, which drives the same step
+plans leave the inline loop for `TracedPoint`, which drives the same step
 generators with dispatch's own drivers, timing each call. Which dispatches a trace
 sees depends on how it was opened: a ``with`` block scopes it by a context
 variable (the thread and the asyncio tasks started inside the block);
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, cast, final, overload
 
 from hookreg._display import empty_html, html_table, text_table
 from hookreg._errors import HookRegError, StopRun
-from hookreg._plan import Runners, acall_hook, adrive, call_hook, drive
+from hookreg._plan import CompiledPoint, acall_hook, arun_steps, call_hook, run_steps
 from hookreg._points import POINTS, HookPoint, HookStyle
 from hookreg._registration import LOCK, Registration, short_name
 from hookreg._registry import add_wrapper, including, reachable, remove_wrapper
@@ -38,11 +38,11 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Self
 
-    from hookreg._plan import AsyncRunner, SlowRunner
+    from hookreg._plan import AsyncRunner, Detour
     from hookreg._registry import RegistryCore
     from hookreg._rules import Outcome, Steps
 
-__all__ = ["DispatchRecord", "HookCall", "Trace", "TracedRunners", "Watcher", "unwatch", "watch"]
+__all__ = ["DispatchRecord", "HookCall", "Trace", "TracedPoint", "Watcher", "unwatch", "watch"]
 
 _OPEN: Final[ContextVar[tuple[Trace, ...]]] = ContextVar("hookreg_open_traces", default=())
 # Watchers that see every dispatch on their registries, in any context (started traces, instrumentations).
@@ -481,9 +481,9 @@ def _outcome(point: HookPoint, value: object) -> tuple[str, str]:
     return "pass", ""
 
 
-def _call(runners: Runners, reg: Registration, outcome: Outcome, seconds: float) -> HookCall:
+def _call(compiled: CompiledPoint, reg: Registration, outcome: Outcome, seconds: float) -> HookCall:
     status, value = outcome
-    spec = runners.spec
+    spec = compiled.spec
     if status == OK and not spec.accepts(value):
         word, reason, error = "bad return", "", None
     elif status == OK:
@@ -525,21 +525,21 @@ def _decider(calls: list[HookCall], point: HookPoint, result: object) -> int | N
 class _Recorder:
     """Collects one dispatch's calls and tells every watcher that sees it."""
 
-    __slots__ = ("call_id", "calls", "runners", "start", "tokens", "tool_name")
+    __slots__ = ("call_id", "calls", "compiled", "start", "tokens", "tool_name")
 
-    def __init__(self, watchers: tuple[Watcher, ...], runners: Runners, ctx: object) -> None:
-        self.runners = runners
+    def __init__(self, watchers: tuple[Watcher, ...], compiled: CompiledPoint, ctx: object) -> None:
+        self.compiled = compiled
         self.calls: list[HookCall] = []
         # What the dispatch is about, read only from the point's own context class (a wrong one is refused anyway).
-        about = ctx if ctx.__class__ is runners.spec.context else None
+        about = ctx if ctx.__class__ is compiled.spec.context else None
         self.tool_name: str | None = getattr(about, "tool_name", None)
         self.call_id: str | None = getattr(about, "call_id", None)
-        point = runners.spec.point
+        point = compiled.spec.point
         self.tokens = [(watcher, watcher.begin(point, self.tool_name, self.call_id)) for watcher in watchers]
         self.start = time.perf_counter()
 
     def _made(self, reg: Registration, outcome: Outcome, seconds: float) -> None:
-        call = _call(self.runners, reg, outcome, seconds)
+        call = _call(self.compiled, reg, outcome, seconds)
         self.calls.append(call)
         for watcher, token in self.tokens:
             watcher.call(token, call)
@@ -556,16 +556,16 @@ class _Recorder:
         self._made(reg, outcome, time.perf_counter() - start)
         return outcome
 
-    def drive(self, steps: Steps) -> Any:
+    def run_steps(self, steps: Steps) -> Any:
         """Run `steps` with dispatch's own driver, each call timed and recorded."""
-        return drive(steps, self.call)
+        return run_steps(steps, self.call)
 
-    async def adrive(self, steps: Steps) -> Any:
+    async def arun_steps(self, steps: Steps) -> Any:
         """Run `steps` with dispatch's own async driver, each call timed and recorded."""
-        return await adrive(steps, self.acall)
+        return await arun_steps(steps, self.acall)
 
     def finish(self, result: object, error: BaseException | None) -> None:
-        point = self.runners.spec.point
+        point = self.compiled.spec.point
         decided = _decider(self.calls, point, result) if error is None else None
         if decided is not None:
             self.calls[decided] = replace(self.calls[decided], decided=True)
@@ -587,13 +587,13 @@ def _watching(registry: RegistryCore) -> tuple[Watcher, ...]:
     return tuple(watcher for watcher in (*_OPEN.get(), *_started) if registry in watcher._watched)
 
 
-def _traced(registry: RegistryCore, runners: Runners, inner: SlowRunner) -> SlowRunner:
-    """The wrapper the trace slot puts in a watched registry's slot: a `TracedRunners` around `inner`."""
-    return TracedRunners(registry, runners, inner)
+def _traced(registry: RegistryCore, compiled: CompiledPoint, inner: Detour) -> Detour:
+    """The wrapper the trace slot puts in a watched registry's slot: a `TracedPoint` around `inner`."""
+    return TracedPoint(registry, compiled, inner)
 
 
 @final
-class TracedRunners:
+class TracedPoint:
     """Takes every dispatch of a registry's point while a watcher (a trace, an instrumentation) watches it.
 
     A dispatch that no watcher sees in the current context runs exactly as
@@ -601,26 +601,26 @@ class TracedRunners:
     dispatch's own drivers, telling every watcher about each call.
     """
 
-    __slots__ = ("_inner", "_registry", "_runners", "arun")
+    __slots__ = ("_compiled", "_inner", "_registry", "arun")
 
-    def __init__(self, registry: RegistryCore, runners: Runners, inner: SlowRunner) -> None:
+    def __init__(self, registry: RegistryCore, compiled: CompiledPoint, inner: Detour) -> None:
         self._registry = registry
-        self._runners = runners
+        self._compiled = compiled
         self._inner = inner
         self.arun: AsyncRunner | None = self._arun if inner.arun is not None else None
 
     def run(self, ctx: object) -> object:
         """Dispatch synchronously, telling every watcher that sees it."""
-        runners = self._runners
+        compiled = self._compiled
         watchers = _watching(self._registry)
         if not watchers:
             return self._inner.run(ctx)
-        recorder = _Recorder(watchers, runners, ctx)
+        recorder = _Recorder(watchers, compiled, ctx)
         try:
-            if ctx.__class__ is not runners.spec.context or runners.async_hook is not None:
-                result = runners.run(ctx)  # raises the error for a wrong context or an async hook
+            if ctx.__class__ is not compiled.spec.context or compiled.async_hook is not None:
+                result = compiled.run(ctx)  # raises the error for a wrong context or an async hook
             else:
-                result = recorder.drive(runners.start(ctx))
+                result = recorder.run_steps(compiled.start(ctx))
         except BaseException as exc:
             recorder.finish(None, exc)
             raise
@@ -628,16 +628,16 @@ class TracedRunners:
         return result
 
     async def _arun(self, ctx: object) -> object:
-        runners = self._runners
+        compiled = self._compiled
         watchers = _watching(self._registry)
         if not watchers:
             return await cast("AsyncRunner", self._inner.arun)(ctx)  # this method is used only when it has one
-        recorder = _Recorder(watchers, runners, ctx)
+        recorder = _Recorder(watchers, compiled, ctx)
         try:
-            if ctx.__class__ is not runners.spec.context:
-                result = await cast("AsyncRunner", runners.arun)(ctx)  # raises the error for a wrong context
+            if ctx.__class__ is not compiled.spec.context:
+                result = await cast("AsyncRunner", compiled.arun)(ctx)  # raises the error for a wrong context
             else:
-                result = await recorder.adrive(runners.start(ctx))
+                result = await recorder.arun_steps(compiled.start(ctx))
         except BaseException as exc:
             recorder.finish(None, exc)
             raise

@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 import pytest
 import structlog
 
+import hookreg._lifecycle as lifecycle
 from hookreg import (
     FinishReason,
     HookPoint,
@@ -44,9 +45,8 @@ from hookreg._lifecycle import (
     GateResult,
     RunState,
     Steps,
-    adrive,
+    arun_flow,
     bind,
-    drive,
     failed,
     finish_reason,
     gate,
@@ -66,14 +66,14 @@ Run = Callable[[HookRegistry, Steps[Any]], Any]
 KNOWN = frozenset({"shell", "read"})
 
 
-@pytest.fixture(params=["drive", "adrive"])
+@pytest.fixture(params=["sync", "async"])
 def run_flow(request: pytest.FixtureRequest) -> Run:
-    """Drive a flow with the sync driver, or with the async one inside a fresh event loop."""
-    if request.param == "drive":
-        return drive
+    """Run a flow with the sync driver, or with the async one inside a fresh event loop."""
+    if request.param == "sync":
+        return lifecycle.run_flow
 
     def run_async(registry: HookRegistry, steps: Steps[Any]) -> Any:
-        return asyncio.run(adrive(registry, steps))
+        return asyncio.run(arun_flow(registry, steps))
 
     return run_async
 
@@ -813,7 +813,10 @@ def test_bind_routes_a_flow_to_its_own_registry() -> None:
     """A bound flow's dispatches carry their registry, results and exceptions reach the flow, and close() closes it."""
     outer, inner = HookRegistry(), HookRegistry()
     inner.pre_tool_call_decide(lambda ctx: HookResult.deny("inner says no"))
-    assert drive(outer, bind(inner, gate(inner, RunContext(), "shell", "c", {}, known=KNOWN))).text == "inner says no"
+    assert (
+        lifecycle.run_flow(outer, bind(inner, gate(inner, RunContext(), "shell", "c", {}, known=KNOWN))).text
+        == "inner says no"
+    )
     inner.register(P.ON_SESSION_END, _broken, on_error="raise")
     ending = bind(inner, RunState(inner, RunContext()).end_with(KeyError("k")))
     op = next(ending)
@@ -855,8 +858,8 @@ def test_a_framework_flow_mixes_its_own_operations_with_dispatches() -> None:
     async def ahandle(op: tuple[str, str]) -> str:
         return handle(op)
 
-    assert drive(registry, flow(), handle) == ("handled no", ("handler failed",))
-    assert asyncio.run(adrive(registry, flow(), ahandle)) == ("handled no", ("handler failed",))
+    assert lifecycle.run_flow(registry, flow(), handle) == ("handled no", ("handler failed",))
+    assert asyncio.run(arun_flow(registry, flow(), ahandle)) == ("handled no", ("handler failed",))
 
 
 @pytest.mark.parametrize(

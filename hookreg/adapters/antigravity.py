@@ -53,7 +53,7 @@ from hookreg import (
 )
 from hookreg._lifecycle import (
     RunState,
-    adrive,
+    arun_flow,
     failed,
     gate,
     missing_framework,
@@ -163,9 +163,9 @@ class _PreTurn(PreTurnHook):  # type: ignore[misc]  # the SDK is untyped
         state = session.state
         state.goal, session.started = (data if isinstance(data, str) else str(data)), True
         try:
-            outcome = await adrive(state.registry, state.start())
+            outcome = await arun_flow(state.registry, state.start())
             if outcome is None:
-                outcome = await adrive(state.registry, state.turn())
+                outcome = await arun_flow(state.registry, state.turn())
         except Exception as exc:  # noqa: BLE001 -- a StopRun or a hook's failure: the turn is refused, never run
             _fail(session, exc)
             return ag_types.HookResult(allow=False, message=getattr(exc, "reason", None) or f"hookreg: {exc!r}")
@@ -185,9 +185,9 @@ class _SessionEnd(OnSessionEndHook):  # type: ignore[misc]  # the SDK is untyped
             return
         state = session.state
         if session.error is None:
-            await adrive(state.registry, state.end(RunOutcome(status="completed", turns=state.turns)))
+            await arun_flow(state.registry, state.end(RunOutcome(status="completed", turns=state.turns)))
         else:
-            await adrive(state.registry, state.end(outcome_for(session.error, state.turns), session.error))
+            await arun_flow(state.registry, state.end(outcome_for(session.error, state.turns), session.error))
 
 
 class _Gate(PreToolCallDecideHook):  # type: ignore[misc]  # the SDK is untyped
@@ -200,7 +200,7 @@ class _Gate(PreToolCallDecideHook):  # type: ignore[misc]  # the SDK is untyped
         # The SDK has checked the tool and its arguments already: only the gate is hookreg's here.
         flow = gate(registry, run, data.name, str(data.id or ""), data.args, known=(data.name,))
         try:
-            verdict = await adrive(registry, flow)
+            verdict = await arun_flow(registry, flow)
         except Exception as exc:  # noqa: BLE001 -- a StopRun or a hook's failure: the call never runs
             _fail(session, exc)
             return ag_types.HookResult(allow=False, message=getattr(exc, "reason", None) or f"hookreg: {exc!r}")
@@ -222,7 +222,7 @@ class _PostTool(PostToolCallHook):  # type: ignore[misc]  # the SDK is untyped
         session = self.sessions.get(context)
         state = session.state
         flow = succeeded(state.registry, state.run, session.call(data), data.result)
-        await session.guarded(adrive(state.registry, flow), None)
+        await session.guarded(arun_flow(state.registry, flow), None)
 
 
 class _ToolError(OnToolErrorHook):  # type: ignore[misc]  # the SDK is untyped
@@ -233,7 +233,7 @@ class _ToolError(OnToolErrorHook):  # type: ignore[misc]  # the SDK is untyped
         session = self.sessions.get(context)
         state, message, call = session.state, str(data), session.call(data)
         flow = failed(state.registry, state.run, call, ToolFailure(message), message=message)
-        text = await session.guarded(adrive(state.registry, flow), message)
+        text = await session.guarded(arun_flow(state.registry, flow), message)
         return None if text == message else text  # None: the SDK's own error text
 
 
@@ -256,7 +256,7 @@ class _Stop(StopHook):  # type: ignore[misc]  # the SDK is untyped
         session = self.sessions.get(context)
         state = session.state
         # A failure stops the run rather than loops it (the stop point's own rule, DESIGN §5).
-        feedback = await session.guarded(adrive(state.registry, state.stop(data.response_text)), None)
+        feedback = await session.guarded(arun_flow(state.registry, state.stop(data.response_text)), None)
         if feedback is None:
             return ag_types.StopHookResult(decision=ag_types.StopDecision.ALLOW_STOP)
         return ag_types.StopHookResult(decision=ag_types.StopDecision.CONTINUE, reason=feedback)

@@ -74,7 +74,7 @@ from hookreg._lifecycle import (
     Dispatch,
     RunState,
     Steps,
-    adrive,
+    arun_flow,
     ask,
     failed,
     gate,
@@ -287,10 +287,10 @@ class HookregHooks:
                 with contextlib.suppress(Exception):
                     await cast("Any", inner).aclose()
             if run.started:
-                await adrive(registry, state.end_with(exc))
+                await arun_flow(registry, state.end_with(exc))
             raise
         if run.started:  # a stream that sent no message started no session
-            await adrive(registry, state.end(outcome))
+            await arun_flow(registry, state.end(outcome))
 
     def _options(self, options: ClaudeAgentOptions | None, run: _Run) -> ClaudeAgentOptions:
         """A copy of `options` with this run's callbacks added to its ``hooks`` (and ``can_use_tool``)."""
@@ -323,9 +323,9 @@ async def _submit(run: _Run, text: str) -> None:
     """
     state = run.state
     state.goal, run.started = text, True
-    outcome = await adrive(state.registry, state.start())
+    outcome = await arun_flow(state.registry, state.start())
     if outcome is None:
-        outcome = await adrive(state.registry, state.turn())
+        outcome = await arun_flow(state.registry, state.turn())
     if outcome is not None:
         raise StopRun(outcome.reason)
 
@@ -382,7 +382,7 @@ async def _pre_tool_use(run: _Run, data: Mapping[str, Any]) -> dict[str, object]
     call = run.call(data)
     # The CLI has checked the tool and its input already: only the gate is hookreg's here.
     flow = gate(registry, state.run, call.tool_name, call.call_id, data.get("tool_input"), known=(call.tool_name,))
-    verdict = await adrive(registry, flow)
+    verdict = await arun_flow(registry, flow)
     output: dict[str, object] = {"hookEventName": "PreToolUse"}
     if not verdict.allowed:
         output |= {"permissionDecision": "deny", "permissionDecisionReason": verdict.text}
@@ -396,7 +396,7 @@ async def _post_tool_use(run: _Run, data: Mapping[str, Any]) -> dict[str, object
     raw = data.get("tool_response")
     shown = _presentation(raw)
     duration = float(data.get("duration_ms") or 0)
-    text = await adrive(
+    text = await arun_flow(
         registry, succeeded(registry, state.run, run.call(data), raw, presentation=shown, duration_ms=duration)
     )
     if text == shown:
@@ -409,7 +409,7 @@ async def _post_tool_use_failure(run: _Run, data: Mapping[str, Any]) -> dict[str
     error = str(data.get("error", ""))
     duration = float(data.get("duration_ms") or 0)
     flow = failed(registry, state.run, run.call(data), ToolFailure(error), message=error, duration_ms=duration)
-    text = await adrive(registry, flow)
+    text = await arun_flow(registry, flow)
     if text == error:
         return {}
     return {"hookSpecificOutput": {"hookEventName": "PostToolUseFailure", "additionalContext": text}}
@@ -417,7 +417,7 @@ async def _post_tool_use_failure(run: _Run, data: Mapping[str, Any]) -> dict[str
 
 async def _next_turn(run: _Run) -> None:
     """The CLI is about to call the model again: the next turn starts; a ``pre_turn`` deny stops the run."""
-    outcome = await adrive(run.state.registry, run.state.turn())
+    outcome = await arun_flow(run.state.registry, run.state.turn())
     if outcome is not None:
         raise StopRun(outcome.reason)
 
@@ -428,7 +428,7 @@ async def _post_tool_batch(run: _Run, data: Mapping[str, Any]) -> dict[str, obje
 
 
 async def _stop(run: _Run, data: Mapping[str, Any]) -> dict[str, object]:
-    feedback = await adrive(run.state.registry, run.state.stop(str(data.get("last_assistant_message") or "")))
+    feedback = await arun_flow(run.state.registry, run.state.stop(str(data.get("last_assistant_message") or "")))
     if feedback is None:
         return {}
     await _next_turn(run)  # the CLI goes on with the feedback: one more model call
@@ -492,7 +492,7 @@ def _permission(run: _Run) -> Callable[[str, dict[str, Any], ToolPermissionConte
         registry, state = run.state.registry, run.state
         question = context.title or context.decision_reason or f"Allow {tool_name}?"
         call = run.call({"tool_name": tool_name, "tool_input": args, "tool_use_id": context.tool_use_id or ""})
-        answer = await adrive(registry, _asked(registry, state.run, question, call))
+        answer = await arun_flow(registry, _asked(registry, state.run, question, call))
         if answer.allowed:
             return PermissionResultAllow()
         return PermissionResultDeny(message=answer.reason or f"{call.tool_name} was not approved.")

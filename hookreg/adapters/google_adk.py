@@ -55,8 +55,7 @@ from hookreg._lifecycle import (
     Deltas,
     GateResult,
     RunState,
-    adrive,
-    drive,
+    arun_flow,
     failed,
     gate,
     missing_framework,
@@ -64,6 +63,7 @@ from hookreg._lifecycle import (
     present,
     require_registry,
     require_release,
+    run_flow,
     succeeded,
     unanswered,
 )
@@ -208,7 +208,7 @@ class HookregPlugin(BasePlugin):
         scope.prompt = invocation_context.user_content
         if not self._listens((HookPoint.ON_SESSION_START, HookPoint.USER_PROMPT_SUBMIT)):
             return None
-        stopped = await adrive(self.registry, self._state(scope).start())
+        stopped = await arun_flow(self.registry, self._state(scope).start())
         if stopped is not None:
             scope.stopped = stopped
             raise StopRun(stopped.reason)
@@ -229,7 +229,7 @@ class HookregPlugin(BasePlugin):
         scope = self._finish(invocation_context.invocation_id)
         if scope is not None and self.registry.has_hooks(HookPoint.ON_SESSION_END):
             state = self._state(scope)
-            await adrive(self.registry, state.end(RunOutcome(status="completed", turns=state.turns)))
+            await arun_flow(self.registry, state.end(RunOutcome(status="completed", turns=state.turns)))
 
     async def on_run_error_callback(self, *, invocation_context: Any, error: Exception) -> None:
         """End the session ``failed``, or ``stopped`` for a `hookreg.StopRun` (which ADK wraps in RuntimeError)."""
@@ -238,13 +238,13 @@ class HookregPlugin(BasePlugin):
             return
         stop, state = _stop_of(error), self._state(scope)
         if stop is None:
-            await adrive(self.registry, state.end_with(error))
+            await arun_flow(self.registry, state.end_with(error))
             return
         outcome = scope.stopped or outcome_for(stop, state.turns)
         try:
             await _close_dangling(invocation_context, scope.ran)
         finally:
-            await adrive(self.registry, state.end(outcome, stop))
+            await arun_flow(self.registry, state.end(outcome, stop))
 
     def _finish(self, invocation_id: str) -> _Scope | None:
         scope = self._runs.pop(invocation_id, None)
@@ -270,11 +270,11 @@ class HookregPlugin(BasePlugin):
             return
         state = self._state(scope)
         if any(hook.is_async for hook in self.registry.callbacks(HookPoint.ON_SESSION_END)):
-            ending = asyncio.get_running_loop().create_task(adrive(self.registry, state.end_with(error)))
+            ending = asyncio.get_running_loop().create_task(arun_flow(self.registry, state.end_with(error)))
             self._ending.add(ending)  # held until done: the loop keeps only a weak reference
             ending.add_done_callback(self._ending.discard)
         else:
-            drive(self.registry, state.end_with(error))
+            run_flow(self.registry, state.end_with(error))
 
     # --- the model call --------------------------------------------------------------------
 
@@ -289,7 +289,7 @@ class HookregPlugin(BasePlugin):
         if state is None:
             scope.turns += 1  # the turn's RunContext is built when a hook first listens (_state)
         else:
-            stopped = await adrive(registry, state.turn())
+            stopped = await arun_flow(registry, state.turn())
             scope.turns = state.turns
             if stopped is not None:
                 scope.stopped = stopped
@@ -301,7 +301,7 @@ class HookregPlugin(BasePlugin):
         base = RequestPatch(active_tools=_user_tools(scope.tools))
         default = llm_request.model or ""
         steps = self._state(scope).model_call(base, default, lambda: _history(llm_request.contents))
-        patch, name = await adrive(registry, steps)
+        patch, name = await arun_flow(registry, steps)
         if patch is not base:
             _apply(patch, llm_request)
             scope.offered = patch.active_tools
@@ -322,7 +322,7 @@ class HookregPlugin(BasePlugin):
         if llm_response.partial:
             if scope.deltas is None:  # a delta hook registered since this call began: aggregated from here on
                 scope.deltas = state.deltas()
-            await adrive(self.registry, _fire_deltas(scope.deltas, parts))
+            await arun_flow(self.registry, _fire_deltas(scope.deltas, parts))
             return None
         text = "".join(part.text for part in parts if part.text and not part.thought)
         calls = [
@@ -343,7 +343,7 @@ class HookregPlugin(BasePlugin):
             usage=_usage(usage) if usage is not None else None,
             model=llm_response.model_version,
         )
-        action = await adrive(self.registry, steps)
+        action = await arun_flow(self.registry, steps)
         if action.kind != "continue":
             msg = (
                 f"Cannot {action.kind} turn {state.turns} as hook {action.decided_by!r} asked: an ADK plugin "
@@ -351,7 +351,7 @@ class HookregPlugin(BasePlugin):
             )
             raise HookValueError(msg, point=HookPoint.MODEL_TURN_FINISHED)
         if not calls:
-            feedback = await adrive(self.registry, state.stop(text))
+            feedback = await arun_flow(self.registry, state.stop(text))
             if feedback is not None:
                 msg = (
                     f"Cannot keep the run going with {feedback!r}: ADK ends the agent's turn on an answer that calls "
@@ -384,7 +384,7 @@ class HookregPlugin(BasePlugin):
             offered=scope.offered,
             validate=functools.partial(_validate, tool),
         )
-        verdict = await adrive(registry, steps)
+        verdict = await arun_flow(registry, steps)
         if verdict.allowed:
             if verdict.call.args is not tool_args:  # the approved copy, in ADK's own dict: what the tool gets
                 tool_args.clear()
@@ -415,10 +415,12 @@ class HookregPlugin(BasePlugin):
         run = self._state(scope).run
         if fault:
             error = RuntimeError(present(result["error"]))
-            text = await adrive(registry, failed(registry, run, call, error, message=present(result), duration_ms=ms))
+            text = await arun_flow(
+                registry, failed(registry, run, call, error, message=present(result), duration_ms=ms)
+            )
             return {"error": text} if registry.has_hooks(HookPoint.ON_TOOL_ERROR) else None
         shown = scope.ran[call_id] = present(result)  # the history's text if a result hook stops the run
-        text = await adrive(registry, succeeded(registry, run, call, result, presentation=shown, duration_ms=ms))
+        text = await arun_flow(registry, succeeded(registry, run, call, result, presentation=shown, duration_ms=ms))
         scope.ran.pop(call_id, None)
         # every transform_tool_result hook returned None when the chain hands back the very presentation it got
         return None if text is shown else {"result": text}
@@ -438,7 +440,7 @@ class HookregPlugin(BasePlugin):
         if taken is None:
             return None  # ADK's own handling stands: the error ends the run, as without hookreg
         call, ms = taken
-        text = await adrive(registry, failed(registry, self._state(scope).run, call, error, duration_ms=ms))
+        text = await arun_flow(registry, failed(registry, self._state(scope).run, call, error, duration_ms=ms))
         if not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
             return None  # ADK's own handling stands: the error ends the run, as without hookreg
         scope.reported.add(call_id)  # ADK hands this answer to after_tool_callback: reported already

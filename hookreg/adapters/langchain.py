@@ -150,16 +150,16 @@ from hookreg._lifecycle import (
     RunState,
     Steps,
     Validator,
-    adrive,
+    arun_flow,
     bind,
     describe,
-    drive,
     error_text,
     failed,
     gate,
     missing_framework,
     require_registry,
     require_release,
+    run_flow,
     succeeded,
     unanswered,
 )
@@ -275,7 +275,7 @@ def _drive(registry: HookRegistry, flow: _Flow[_R], handler: Callable[[Any], Any
     """Run `flow` with the registry's sync methods, calling `handler` for each `_Call`."""
 
     if handler is None:
-        return drive(registry, flow)
+        return run_flow(registry, flow)
 
     def call(op: _Call) -> Any:
         if op.stream is None and _STREAM.get() is None:  # nothing to observe, and no stream to hide
@@ -283,7 +283,7 @@ def _drive(registry: HookRegistry, flow: _Flow[_R], handler: Callable[[Any], Any
         with _streaming(op.stream):
             return handler(op.request)
 
-    return drive(registry, flow, call)
+    return run_flow(registry, flow, call)
 
 
 async def _adrive(
@@ -292,7 +292,7 @@ async def _adrive(
     """Run `flow` with the registry's ``a``-methods, awaiting `handler` for each `_Call`."""
 
     if handler is None:
-        return await adrive(registry, flow)
+        return await arun_flow(registry, flow)
 
     async def call(op: _Call) -> Any:
         if op.stream is None and _STREAM.get() is None:  # nothing to observe, and no stream to hide
@@ -300,7 +300,7 @@ async def _adrive(
         with _streaming(op.stream):
             return await handler(op.request)
 
-    return await adrive(registry, flow, call)
+    return await arun_flow(registry, flow, call)
 
 
 # --- reading LangChain's state ------------------------------------------------------
@@ -700,7 +700,7 @@ class _Deltas(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         for flow in self.stream.deltas(chunk):
-            drive(self.registry, flow)
+            run_flow(self.registry, flow)
 
 
 class _AsyncDeltas(AsyncCallbackHandler):
@@ -719,7 +719,7 @@ class _AsyncDeltas(AsyncCallbackHandler):
         **kwargs: Any,
     ) -> None:
         for flow in self.stream.deltas(chunk):
-            await adrive(self.registry, flow)
+            await arun_flow(self.registry, flow)
 
 
 # --- the middleware ------------------------------------------------------------------

@@ -109,7 +109,7 @@ from hookreg._lifecycle import (
     GateResult,
     RunState,
     Steps,
-    adrive,
+    arun_flow,
     bind,
     failed,
     gate,
@@ -330,7 +330,7 @@ def guard_tool(tool: FunctionTool, registry: HookRegistry) -> FunctionTool:
                 if base is None and not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
                     raise
                 message = str(exc) if base is None else base
-                text = await adrive(registry, failed(registry, context, call, exc, message=message, duration_ms=ms))
+                text = await arun_flow(registry, failed(registry, context, call, exc, message=message, duration_ms=ms))
                 if base is None and text is message:
                     raise  # the tool asks its errors to propagate, and no on_tool_error hook worded this one
                 return text
@@ -358,7 +358,7 @@ async def _returned(registry: HookRegistry, run: RunContext, call: ToolCallReque
         return raw
     ms = (time.perf_counter() - started) * 1000
     shown = present(raw)
-    text = await adrive(registry, succeeded(registry, run, call, raw, presentation=shown, duration_ms=ms))
+    text = await arun_flow(registry, succeeded(registry, run, call, raw, presentation=shown, duration_ms=ms))
     return raw if text is shown else text
 
 
@@ -408,7 +408,7 @@ async def _judge(registry: HookRegistry, name: str, run: _Run | None, call_id: s
     """The gate's verdict on one call to the function tool `name`, in `run` (a detached one without run hooks)."""
     context = run.state.run if run else RunContext()
     offered = run.offered if run else None
-    return await adrive(registry, gate(registry, context, name, call_id, arguments, known={name}, offered=offered))
+    return await arun_flow(registry, gate(registry, context, name, call_id, arguments, known={name}, offered=offered))
 
 
 async def _verdict(  # noqa: PLR0913 -- the hooks, the call, and the verdicts already given
@@ -497,7 +497,7 @@ async def _timed_out(  # noqa: PLR0913 -- the tool, the hooks, the call, and wha
         text = tool.timeout_error_function(ctx, error)
         base = str(await text if inspect.isawaitable(text) else text)
     steps = failed(registry, run, call, error, kind=ToolErrorKind.TIMEOUT, message=base, duration_ms=ms)
-    return await adrive(registry, steps)
+    return await arun_flow(registry, steps)
 
 
 def _being_cancelled() -> bool:
@@ -585,7 +585,7 @@ class _Run:
                 call = ToolCallRequest(call_id, name, args if isinstance(args, Mapping) else {})
                 error = LookupError(text)
                 failing = failed(registry, self.state.run, call, error, kind=ToolErrorKind.NOT_FOUND, message=text)
-                return await adrive(registry, failing)
+                return await arun_flow(registry, failing)
             if not verdict.allowed:
                 return verdict.text
             return await self._repaired(tools[verdict.call.tool_name], verdict, context)
@@ -611,16 +611,16 @@ class _Run:
             _GATED.reset(token)
         if not gated.taken:  # a tool hookreg does not guard: observe its outcome here
             registry = self.state.registry
-            return await adrive(registry, succeeded(registry, self.state.run, call, raw))
+            return await arun_flow(registry, succeeded(registry, self.state.run, call, raw))
         return present(raw)
 
     async def end_with(self, error: BaseException) -> None:
         """End the session with the outcome of `error` (once per run)."""
-        await adrive(self.state.registry, self.state.end_with(error))
+        await arun_flow(self.state.registry, self.state.end_with(error))
 
     async def end(self, outcome: RunOutcome) -> None:
         """End the session with `outcome` (once per run)."""
-        await adrive(self.state.registry, self.state.end(outcome))
+        await arun_flow(self.state.registry, self.state.end(outcome))
 
 
 class _EveryHookPassed(Exception):  # noqa: N818 -- a signal, not an error
@@ -642,7 +642,7 @@ async def _unless_every_hook_passes(registry: HookRegistry, steps: Steps[GateRes
                 raise _EveryHookPassed
 
     try:
-        return await adrive(registry, bind(registry, steps, note))
+        return await arun_flow(registry, bind(registry, steps, note))
     except _EveryHookPassed:
         steps.close()
         return None
@@ -954,10 +954,10 @@ async def _turn_finished(call: _Call, answer: _Answer, settings: ModelSettings) 
         model=answer.model,
     )
     try:
-        action = await adrive(registry, steps)
+        action = await arun_flow(registry, steps)
         call.answered = action.kind == "continue"
         if call.answered and not requests:  # a final answer: may the agent stop?
-            feedback = await adrive(registry, state.stop(text))
+            feedback = await arun_flow(registry, state.stop(text))
             if feedback is not None:
                 action = TurnAction.retry_with_feedback(feedback)
     except StopRun as stop:
@@ -1151,7 +1151,7 @@ class HookregRunHooks(RunHooks[Any]):
                     steps = _delta(deltas, event.data, calls)
                     try:
                         if steps is not None:
-                            await adrive(self.registry, steps)
+                            await arun_flow(self.registry, steps)
                     except BaseException:
                         result.cancel()  # a delta hook failed: the run must not go on unseen
                         raise
@@ -1331,13 +1331,13 @@ class HookregRunHooks(RunHooks[Any]):
                 run.started = True
                 if state.run.agent_name is None:
                     state.run = dataclasses.replace(state.run, agent_name=agent.name)
-                await self._check(run, await adrive(registry, state.start()))
-            await self._check(run, await adrive(registry, state.turn()))
+                await self._check(run, await arun_flow(registry, state.start()))
+            await self._check(run, await arun_flow(registry, state.turn()))
             patch, selected = _NO_PATCH, None
             if _listens(registry, MODEL_CALL_POINTS):  # else no patch and no pick: the default model need not be named
                 default = call.model.default_name(agent) if call else _model_name(agent.model)
                 steps = state.model_call(_NO_PATCH, default, lambda: _history(input_items))
-                patch, name = await adrive(registry, steps)
+                patch, name = await arun_flow(registry, steps)
                 selected = None if name == default else name
         except StopRun as stop:
             await run.end_with(stop)
@@ -1374,7 +1374,7 @@ class HookregRunHooks(RunHooks[Any]):
             return
         answered = run.state.answered(_text(response.output), _requests(response.output), raw_finish_reason=None)
         try:
-            action = await adrive(self.registry, answered)
+            action = await arun_flow(self.registry, answered)
         except StopRun as stop:  # an observer may end the run too
             await run.end_with(stop)
             raise

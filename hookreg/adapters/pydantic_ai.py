@@ -73,7 +73,7 @@ from hookreg._lifecycle import (
     GateResult,
     RunState,
     Validator,
-    adrive,
+    arun_flow,
     error_text,
     failed,
     gate,
@@ -232,7 +232,7 @@ class _Part(AbstractCapability[Any]):
             offered=scope.offered,
             validate=validate,
         )
-        return await adrive(self.registry, steps)
+        return await arun_flow(self.registry, steps)
 
     async def _failed(
         self,
@@ -245,7 +245,7 @@ class _Part(AbstractCapability[Any]):
         """Report a failed call (`hookreg._lifecycle.failed`); return the text the model should read."""
         ms = 0.0 if started is None else (time.perf_counter() - started) * 1000
         steps = failed(self.registry, self._scope.state.run, call, error, kind=kind, message=message, duration_ms=ms)
-        return await adrive(self.registry, steps)
+        return await arun_flow(self.registry, steps)
 
 
 class _RunPoints(_Part):
@@ -279,7 +279,7 @@ class _RunPoints(_Part):
         if self._runs.get(scope.key) is scope:  # both parts hold it now: no later run may find it
             del self._runs[scope.key]
         try:
-            stopped = await adrive(registry, scope.state.start())
+            stopped = await arun_flow(registry, scope.state.start())
             if stopped is not None:
                 scope.stopped = stopped
                 raise StopRun(stopped.reason)
@@ -290,11 +290,11 @@ class _RunPoints(_Part):
                 _close_dangling(scope.history, scope.ran)
             with anyio.CancelScope(shield=True):  # a cancelled run still reports its end
                 if scope.stopped is not None and isinstance(error, StopRun):
-                    await adrive(registry, scope.state.end(scope.stopped, error))
+                    await arun_flow(registry, scope.state.end(scope.stopped, error))
                 else:
-                    await adrive(registry, scope.state.end_with(error))
+                    await arun_flow(registry, scope.state.end_with(error))
             raise
-        await adrive(registry, scope.state.end(RunOutcome(status="completed", turns=scope.state.turns)))
+        await arun_flow(registry, scope.state.end(RunOutcome(status="completed", turns=scope.state.turns)))
         return result
 
     async def before_model_request(
@@ -306,7 +306,7 @@ class _RunPoints(_Part):
         _rewrite_unknown(ctx.messages, scope.rewrites)
         scope.gated.clear()  # verdicts hold for their own turn only: models reuse call ids across turns
         scope.approved.clear()
-        stopped = await adrive(registry, scope.state.turn())
+        stopped = await arun_flow(registry, scope.state.turn())
         if stopped is not None:
             scope.stopped = stopped
             raise StopRun(stopped.reason)
@@ -318,7 +318,7 @@ class _RunPoints(_Part):
         base = RequestPatch(active_tools=offered)
         default = request_context.model.model_name
         flow = scope.state.model_call(base, default, lambda: _history(request_context.messages))
-        patch, name = await adrive(registry, flow)
+        patch, name = await arun_flow(registry, flow)
         if patch is not base:  # a pre_model_call hook returned a patch: it shapes this request alone
             request_context = _apply(patch, request_context)
             scope.offered = patch.active_tools
@@ -348,7 +348,7 @@ class _RunPoints(_Part):
                 message_id=response.provider_response_id,
                 model=response.model_name,
             )
-            action = await adrive(registry, flow)
+            action = await arun_flow(registry, flow)
             if action.kind == "repeat":
                 raise RetryModelRequest
             if action.kind == "feedback":
@@ -357,7 +357,7 @@ class _RunPoints(_Part):
             return response
         functions = _function_tools(ctx, request_context)
         if not any(call.tool_name in functions for call in calls):
-            feedback = await adrive(registry, scope.state.stop(text))
+            feedback = await arun_flow(registry, scope.state.stop(text))
             if feedback is not None:
                 raise ModelRetry(feedback)
         return response
@@ -398,12 +398,12 @@ class _RunPoints(_Part):
         if scope.stream is None:  # this request's first delta: its run is a streamed one
             scope.stream = Deltas(self.registry, dataclasses.replace(scope.state.run, is_streaming=True))
         if kind == "text":
-            await adrive(self.registry, scope.stream.text(delta))
+            await arun_flow(self.registry, scope.stream.text(delta))
         elif kind == "reasoning":
-            await adrive(self.registry, scope.stream.reasoning(delta))
+            await arun_flow(self.registry, scope.stream.reasoning(delta))
         else:
             call_id, tool_name = scope.streamed_calls.get(event.index, ("", ""))
-            await adrive(self.registry, scope.stream.tool_call(call_id, tool_name or None, delta))
+            await arun_flow(self.registry, scope.stream.tool_call(call_id, tool_name or None, delta))
 
 
 class _ToolGate(_Part):
@@ -546,7 +546,7 @@ class _ToolGate(_Part):
         request = self._judged(call, args)
         ms = (time.perf_counter() - started) * 1000
         shown = self._scope.ran[call.tool_call_id] = present(raw)  # the history's text if a result hook stops the run
-        text = await adrive(registry, succeeded(registry, run, request, raw, presentation=shown, duration_ms=ms))
+        text = await arun_flow(registry, succeeded(registry, run, request, raw, presentation=shown, duration_ms=ms))
         self._scope.ran.pop(call.tool_call_id, None)
         # every transform_tool_result hook returned None when the chain hands back the very presentation it got
         return raw if text is shown else text

@@ -158,7 +158,7 @@ from hookreg._lifecycle import (
     GateResult,
     RunState,
     Steps,
-    adrive,
+    arun_flow,
     bind,
     failed,
     gate,
@@ -459,7 +459,7 @@ async def _unless_every_hook_passes(registry: HookRegistry, steps: Steps[GateRes
 
     bound = bind(registry, steps, note)
     try:
-        return await adrive(registry, bound)
+        return await arun_flow(registry, bound)
     except _EveryHookPassed:
         steps.close()
         return None
@@ -579,7 +579,7 @@ class HookregProvider:
         run = self._current(where)
         if run is not None:
             del self._runs[id(where.agent), id(where.invocation_state)]
-            await adrive(self.registry, run.state.end(outcome, error))
+            await arun_flow(self.registry, run.state.end(outcome, error))
 
     async def _abandoned(self, where: _Invocation, reason: object) -> None:
         """End the session of a run whose resumed pass never started (Strands abandoned the resume)."""
@@ -608,12 +608,12 @@ class HookregProvider:
         if paused is not None:  # Strands dropped the interrupt (a new prompt): the paused run never goes on
             reason = "the run paused by an interrupt was not resumed: a new prompt started a new run"
             dropped = RunOutcome(status="cancelled", reason=reason, turns=paused.state.turns)
-            await adrive(self.registry, paused.state.end(dropped, None))
+            await arun_flow(self.registry, paused.state.end(dropped, None))
         context = RunContext(agent_name=getattr(event.agent, "name", None))
         state = RunState(self.registry, context, goal=_last_user_text(event.messages))
         self._runs[key] = (event.agent, event.invocation_state, _Run(state))
         try:
-            outcome = await adrive(self.registry, state.start())
+            outcome = await arun_flow(self.registry, state.start())
         except BaseException as error:
             await self._end(event, outcome_for(error), error)
             raise
@@ -634,10 +634,10 @@ class HookregProvider:
         if run.retrying:
             run.retrying = False
             return
-        outcome = await adrive(self.registry, run.state.turn())
+        outcome = await arun_flow(self.registry, run.state.turn())
         if outcome is not None:
             stop = StopRun(outcome.reason)
-            await adrive(self.registry, run.state.end(outcome, stop))
+            await arun_flow(self.registry, run.state.end(outcome, stop))
             raise stop
 
     def _default_model(self, model: object) -> str:
@@ -659,7 +659,7 @@ class HookregProvider:
         base = RequestPatch(active_tools=frozenset(spec["name"] for spec in context.tool_specs))
         default = self._default_model(context.model)
         flow = run.state.model_call(base, default, lambda: _history(context.messages))
-        patch, pick = await adrive(self.registry, flow)
+        patch, pick = await arun_flow(self.registry, flow)
         run.model = pick
         unsupported = [name for name in _UNSUPPORTED if getattr(patch, name) is not None]
         if unsupported:
@@ -690,14 +690,14 @@ class HookregProvider:
             call.update(call_id=str(start["toolUseId"]), tool=start["name"], args="")
         delta = chunk.get("contentBlockDelta", {}).get("delta", {})
         if "text" in delta:
-            await adrive(self.registry, deltas.text(delta["text"]))
+            await arun_flow(self.registry, deltas.text(delta["text"]))
         reasoning = delta.get("reasoningContent", {}).get("text")
         if reasoning is not None:
-            await adrive(self.registry, deltas.reasoning(reasoning))
+            await arun_flow(self.registry, deltas.reasoning(reasoning))
         piece = delta.get("toolUse", {}).get("input")
         if piece is not None and "call_id" in call:
             call["args"] += piece
-            await adrive(self.registry, deltas.tool_call(call["call_id"], call["tool"], piece))
+            await arun_flow(self.registry, deltas.tool_call(call["call_id"], call["tool"], piece))
         if "contentBlockStop" in chunk and "call_id" in call:
             raw, call_id = call.pop("args"), call.pop("call_id")
             call.pop("tool")
@@ -838,7 +838,7 @@ class HookregProvider:
             message_id=message_id,
             model=model,
         )
-        action = await adrive(self.registry, answered)
+        action = await arun_flow(self.registry, answered)
         if action.kind == "feedback":
             feedback: Message = {"role": "user", "content": [{"text": action.feedback or ""}]}
             await _append(event.agent, {"role": "assistant", "content": message["content"]}, feedback)
@@ -899,7 +899,7 @@ class HookregProvider:
             # may serve a name the agent lacks; Strands runs or refuses arguments its own way) unless it calls a
             # user tool a hookreg patch took away, which never runs
             hookreg_refused = run.restricted is not None and name not in run.restricted
-            verdict = await (adrive if hookreg_refused else _unless_every_hook_passes)(self.registry, steps)
+            verdict = await (arun_flow if hookreg_refused else _unless_every_hook_passes)(self.registry, steps)
             if verdict is None and name in names and (run.offered is None or name in run.offered):
                 run.bad_args.add(call_id)  # the tool exists and was offered: the problem was its arguments
         if verdict is None:
@@ -909,7 +909,7 @@ class HookregProvider:
             steps = gate(
                 self.registry, run.state.run, name, call_id, args, known={*names, name}, offered=run.restricted
             )
-            verdict = await adrive(self.registry, steps)
+            verdict = await arun_flow(self.registry, steps)
         if self._judging():
             # the call as judged: the approved args themselves (hookreg's own deep copy) when they are equal to it
             judged = verdict.call.args if verdict.call.tool_name == name and use["input"] == verdict.call.args else None
@@ -1019,7 +1019,7 @@ class HookregProvider:
             steps = failed(self.registry, run.state.run, call, error, kind=kind, message=text, duration_ms=ms)
         else:
             steps = succeeded(self.registry, run.state.run, call, text, presentation=text, duration_ms=ms)
-        shown = await adrive(self.registry, steps)
+        shown = await arun_flow(self.registry, steps)
         if shown != text:
             run.results[call.call_id] = shown
             event.result = cast("ToolResult", {**event.result, "content": [{"text": shown}]})
@@ -1048,7 +1048,7 @@ class HookregProvider:
             try:  # the answer's text only for a stop hook
                 asked = self.registry.has_hooks(HookPoint.STOP)
                 feedback = (
-                    await adrive(self.registry, run.state.stop(_text(result.message["content"]))) if asked else None
+                    await arun_flow(self.registry, run.state.stop(_text(result.message["content"]))) if asked else None
                 )
             except BaseException as error:
                 await self._end(event, outcome_for(error, turns), error)

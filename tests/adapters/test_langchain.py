@@ -132,13 +132,13 @@ def tool_output(messages: Sequence[BaseMessage]) -> str:
     return outputs[0]
 
 
-def drive(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> str:
+def run_flow(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> str:
     """Run a LangChain agent once with invoke() and report what the model saw."""
     messages = run_agent(registry, tool, [tool_call(args), AIMessage(content="done")])
     return tool_output(messages)
 
 
-def adrive(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> str:
+def arun_flow(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> str:
     """Run a LangChain agent once with ainvoke() and report what the model saw."""
     messages = run_agent(registry, tool, [tool_call(args), AIMessage(content="done")], asynchronous=True)
     return tool_output(messages)
@@ -157,7 +157,7 @@ def test_async_hooks_run_under_ainvoke() -> None:
     async def shout(ctx: TransformToolResultContext) -> str:
         return ctx.presentation.upper()
 
-    assert adrive(registry, tool, {"text": "hi"}) == "HI"
+    assert arun_flow(registry, tool, {"text": "hi"}) == "HI"
     assert gated == ["call-1"]
 
 
@@ -170,7 +170,7 @@ def test_async_hook_under_invoke_is_refused() -> None:
         return HookResult.allow()
 
     with pytest.raises(AsyncHookError, match="aresolve_tool_call"):
-        drive(registry, RecordingTool(), {"text": "hi"})
+        run_flow(registry, RecordingTool(), {"text": "hi"})
 
 
 def test_result_rewrite_and_observed_result() -> None:
@@ -178,7 +178,7 @@ def test_result_rewrite_and_observed_result() -> None:
     registry, seen = HookRegistry(), list[object]()
     registry.transform_tool_result(lambda ctx: f"<{ctx.presentation}>")
     registry.post_tool_call(seen.append)
-    assert drive(registry, RecordingTool(), {"text": "hi"}) == "<hi>"
+    assert run_flow(registry, RecordingTool(), {"text": "hi"}) == "<hi>"
     [post] = seen
     assert isinstance(post, PostToolCallContext)
     assert (post.result, post.raw_result, post.metadata["status"], post.run.turn) == ("<hi>", "hi", "success", 1)
@@ -189,7 +189,7 @@ def test_tool_error_without_on_tool_error_propagates() -> None:
     registry, failures = HookRegistry(), list[object]()
     registry.post_tool_call_failure(failures.append)
     with pytest.raises(RuntimeError, match="echo failed"):
-        drive(registry, RecordingTool(), {"text": "fail"})
+        run_flow(registry, RecordingTool(), {"text": "fail"})
     assert len(failures) == 1
 
 
@@ -343,7 +343,7 @@ def test_stop_run_from_a_gate_leaves_invoke() -> None:
         raise StopRun("enough")
 
     with pytest.raises(StopRun, match="enough") as raised:
-        drive(registry, tool, {"text": "hi"})
+        run_flow(registry, tool, {"text": "hi"})
     assert (raised.value.hook, tool.calls) == ("halt", [])
 
 
@@ -1071,7 +1071,7 @@ def test_tool_ask_notifies_before_on_interaction() -> None:
     registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
     registry.notification(lambda ctx: events.append("notification"))
     registry.on_interaction(then(lambda ctx: events.append("on_interaction"), HookResult.allow()))
-    assert drive(registry, tool, {"text": "hi"}) == "hi"
+    assert run_flow(registry, tool, {"text": "hi"}) == "hi"
     assert events == ["notification", "on_interaction"]
 
 

@@ -126,7 +126,7 @@ def run_agent(registry: HookRegistry, function: FunctionTool, args: Mapping[str,
     return str(outputs[0]), str(result.final_output)
 
 
-def drive(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> str:
+def run_flow(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> str:
     """Run an OpenAI Agents SDK agent once with the adapter and report what the model saw."""
     seen, answer = run_agent(registry, echo_tool(tool), args)
     assert answer == "done"
@@ -146,8 +146,8 @@ def test_async_hooks() -> None:
     async def only_quiet(ctx: PreToolCallDecideContext) -> HookResult:
         return HookResult.deny("no shouting") if ctx.args["text"] == "LOUD" else HookResult.allow()
 
-    assert drive(registry, tool, {"text": "quiet"}) == "QUIET"
-    assert drive(registry, tool, {"text": "loud"}) == "no shouting"
+    assert run_flow(registry, tool, {"text": "quiet"}) == "QUIET"
+    assert run_flow(registry, tool, {"text": "loud"}) == "no shouting"
     assert tool.calls == [{"text": "QUIET"}]
 
 
@@ -161,13 +161,13 @@ def test_result_rewrite_reaches_model() -> None:
         raws.append(ctx.raw_result)
         return ctx.presentation.replace("secret", "[redacted]")
 
-    assert drive(registry, RecordingTool(), {"text": "my secret"}) == "my [redacted]"
+    assert run_flow(registry, RecordingTool(), {"text": "my secret"}) == "my [redacted]"
     assert raws == ["my secret"]
 
 
 def test_unhooked_error_keeps_the_sdk_formatting() -> None:
     """Without on_tool_error hooks the model sees the SDK's own error text for a failing tool."""
-    seen = drive(HookRegistry(), RecordingTool(), {"text": "fail"})
+    seen = run_flow(HookRegistry(), RecordingTool(), {"text": "fail"})
     assert seen.startswith("An error occurred while running the tool.")
 
 
@@ -188,7 +188,7 @@ def test_session_and_turn_points() -> None:
     registry.on_session_start(events.append)
     registry.post_turn(events.append)
     registry.on_session_end(events.append)
-    drive(registry, RecordingTool(), {"text": "hi"})
+    run_flow(registry, RecordingTool(), {"text": "hi"})
     start, first, second, end = events
     assert isinstance(start, OnSessionStartContext)
     assert start.goal == "please echo"

@@ -149,7 +149,7 @@ def make_agent(registry: HookRegistry, tool: Callable[..., str], model: Function
     return agent
 
 
-def drive(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> str:
+def run_flow(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> str:
     """Run a pydantic-ai agent once with the adapter and report what the model saw."""
     seen: list[str] = []
     result = asyncio.run(make_agent(registry, tool, scripted_model(args, seen)).run("please echo"))
@@ -189,7 +189,7 @@ def test_result_rewrite_reaches_model_and_observers() -> None:
         raws.append(ctx.raw_result)
         return ctx.presentation.replace("secret", "[redacted]")
 
-    seen = drive(registry, RecordingTool(), {"text": "my secret"})
+    seen = run_flow(registry, RecordingTool(), {"text": "my secret"})
     assert seen == "my [redacted]"
     assert raws == ["my secret"]
 
@@ -197,7 +197,7 @@ def test_result_rewrite_reaches_model_and_observers() -> None:
 def test_unhooked_tool_error_propagates() -> None:
     """Without on_tool_error hooks a tool exception fails the run, as pydantic-ai would without hookreg."""
     with pytest.raises(RuntimeError, match="echo failed"):
-        drive(HookRegistry(), RecordingTool(), {"text": "fail"})
+        run_flow(HookRegistry(), RecordingTool(), {"text": "fail"})
 
 
 def test_session_and_turn_points() -> None:
@@ -207,7 +207,7 @@ def test_session_and_turn_points() -> None:
     registry.on_session_start(events.append)
     registry.post_turn(events.append)
     registry.on_session_end(events.append)
-    drive(registry, RecordingTool(), {"text": "hi"})
+    run_flow(registry, RecordingTool(), {"text": "hi"})
     start, first, second, end = events
     assert isinstance(start, OnSessionStartContext)
     assert start.goal == "please echo"
@@ -228,7 +228,7 @@ def test_failed_run_ends_session_failed() -> None:
     ends: list[OnSessionEndContext] = []
     registry.on_session_end(ends.append)
     with pytest.raises(RuntimeError, match="echo failed"):
-        drive(registry, RecordingTool(), {"text": "fail"})
+        run_flow(registry, RecordingTool(), {"text": "fail"})
     assert [e.outcome.status for e in ends] == ["failed"]
     assert ends[0].outcome.reason == "RuntimeError: echo failed"
 
@@ -238,8 +238,8 @@ def test_each_run_gets_its_own_run_context() -> None:
     registry = HookRegistry()
     starts: list[OnSessionStartContext] = []
     registry.on_session_start(starts.append)
-    drive(registry, RecordingTool(), {"text": "a"})
-    drive(registry, RecordingTool(), {"text": "b"})
+    run_flow(registry, RecordingTool(), {"text": "a"})
+    run_flow(registry, RecordingTool(), {"text": "b"})
     assert starts[0].run.run_id != starts[1].run.run_id
     assert starts[0].run.scratchpad is not starts[1].run.scratchpad
     assert isinstance(hookreg_capability(registry), HookregCapability)
@@ -519,7 +519,7 @@ def test_stop_does_not_fire_for_tool_calls() -> None:
         texts.append(ctx.response_text)
         return HookResult.allow()
 
-    drive(registry, RecordingTool(), {"text": "hi"})
+    run_flow(registry, RecordingTool(), {"text": "hi"})
     assert texts == ["done"]
 
 
@@ -588,7 +588,7 @@ def test_stop_run_from_a_hook_ends_the_session_stopped() -> None:
         raise StopRun("enough")
 
     with pytest.raises(StopRun, match="enough"):
-        drive(registry, RecordingTool(), {"text": "hi"})
+        run_flow(registry, RecordingTool(), {"text": "hi"})
     assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("stopped", "enough")]
 
 
@@ -711,7 +711,7 @@ def test_a_deny_without_a_reason_never_runs_the_tool() -> None:
     hostile = copy.copy(HookResult.deny("x"))
     object.__setattr__(hostile, "reason", None)  # what a careless gate could hand back before reasons were checked
     registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: hostile, name="careless")
-    seen = drive(registry, tool, {"text": "hi"})
+    seen = run_flow(registry, tool, {"text": "hi"})
     assert tool.calls == []
     assert "careless" in seen
 
@@ -1350,5 +1350,5 @@ def test_model_requests_nobody_listens_around_are_left_untranslated(monkeypatch:
     registry = HookRegistry()
     ran: list[str] = []
     registry.on_session_start(lambda ctx: ran.append("start"))
-    assert drive(registry, RecordingTool(), {"text": "hi"}) == "hi"
+    assert run_flow(registry, RecordingTool(), {"text": "hi"}) == "hi"
     assert ran == ["start"]

@@ -200,7 +200,7 @@ def run_agent(
     return model, str(agent(prompt)).strip()
 
 
-def drive(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> str:
+def run_flow(registry: HookRegistry, tool: Callable[..., str], args: Mapping[str, object]) -> str:
     """Run a Strands agent once and report the tool output the model saw."""
     model, _ = run_agent(registry, tool, [args, "done"])
     [seen] = model.tool_outputs
@@ -221,7 +221,7 @@ def test_async_hooks_run() -> None:
     async def shout(ctx: TransformToolResultContext) -> str:
         return ctx.presentation.upper()
 
-    assert drive(registry, RecordingTool(), {"text": "hi"}) == "HI"
+    assert run_flow(registry, RecordingTool(), {"text": "hi"}) == "HI"
     assert gated == ["call-1"]
 
 
@@ -230,7 +230,7 @@ def test_result_rewrite_and_observed_result() -> None:
     registry, seen = HookRegistry(), list[object]()
     registry.transform_tool_result(lambda ctx: f"<{ctx.presentation}>")
     registry.post_tool_call(seen.append)
-    assert drive(registry, RecordingTool(), {"text": "hi"}) == "<hi>"
+    assert run_flow(registry, RecordingTool(), {"text": "hi"}) == "<hi>"
     [post] = seen
     assert isinstance(post, PostToolCallContext)
     assert (post.result, post.raw_result, post.call_id, post.run.turn) == ("<hi>", "hi", "call-1", 1)
@@ -240,7 +240,7 @@ def test_tool_error_without_on_tool_error_keeps_strands_text() -> None:
     """Without on_tool_error hooks the model reads Strands' own error text, and the failure is observed."""
     registry, failures = HookRegistry(), list[object]()
     registry.post_tool_call_failure(failures.append)
-    assert drive(registry, RecordingTool(), {"text": "fail"}) == "Error: echo failed"
+    assert run_flow(registry, RecordingTool(), {"text": "fail"}) == "Error: echo failed"
     assert len(failures) == 1
 
 
@@ -338,7 +338,7 @@ def test_stop_run_from_a_gate_reaches_the_caller_as_itself() -> None:
 
     registry.on_session_end(ends.append)
     with pytest.raises(StopRun) as raised:
-        drive(registry, tool, {"text": "hi"})
+        run_flow(registry, tool, {"text": "hi"})
     assert raised.value is stop
     assert (stop.hook, tool.calls) == ("halt", [])
     assert [(e.outcome.status, e.outcome.reason) for e in ends] == [("stopped", "enough")]
@@ -555,7 +555,7 @@ def test_a_deny_without_a_reason_never_runs_the_tool() -> None:
     hostile = copy.copy(HookResult.deny("x"))
     object.__setattr__(hostile, "reason", None)  # what a careless gate could hand back before reasons were checked
     registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: hostile, name="careless")
-    seen = drive(registry, tool, {"text": "hi"})
+    seen = run_flow(registry, tool, {"text": "hi"})
     assert tool.calls == []
     assert "careless" in seen
 
@@ -671,7 +671,7 @@ def test_an_interaction_answer_denying_without_a_reason_never_runs_the_tool() ->
     registry, tool = HookRegistry(), RecordingTool()
     registry.pre_tool_call_decide(lambda ctx: HookResult.ask("may echo run?"))
     registry.on_interaction(lambda ctx: HookResult.deny(""))
-    seen = drive(registry, tool, {"text": "hi"})
+    seen = run_flow(registry, tool, {"text": "hi"})
     assert tool.calls == []
     assert seen.strip() != ""
 

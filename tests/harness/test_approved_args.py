@@ -17,7 +17,7 @@ from hookreg import (
     PreToolCallDecideContext,
     RunContext,
 )
-from hookreg._lifecycle import drive, gate
+from hookreg._lifecycle import gate, run_flow
 from hookreg.harness import Harness, ScriptedModel, ScriptedTurn
 
 SAFE = ["ls", "-l"]
@@ -99,7 +99,7 @@ def test_the_approved_call_keeps_a_cycle_as_a_cycle() -> None:
     registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, lambda ctx: HookResult.allow(), name="allow")
     looped: list[object] = ["a"]
     looped.append(looped)
-    verdict = drive(registry, gate(registry, RunContext(), "shell", "call-1", {"argv": looped}, known={"shell"}))
+    verdict = run_flow(registry, gate(registry, RunContext(), "shell", "call-1", {"argv": looped}, known={"shell"}))
     copied = verdict.call.args["argv"]
     assert copied is not looped
     assert isinstance(copied, list)
