@@ -526,11 +526,14 @@ def table(figures: dict[str, dict[str, float]], rounds: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+SECTION = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
+"""This benchmark's section of RESULTS.md (`benchmarks/dispatch.py` keeps it when it rewrites the rest)."""
+
+
 def write(section: str) -> None:
     """Replace (or append) this benchmark's section of RESULTS.md, leaving the rest as it is."""
     text = RESULTS.read_text(encoding="utf-8")
-    pattern = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
-    text = pattern.sub(section + "\n", text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
+    text = SECTION.sub(section + "\n", text) if SECTION.search(text) else text.rstrip("\n") + "\n\n" + section
     RESULTS.write_text(text, encoding="utf-8")
 
 
