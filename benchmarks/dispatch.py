@@ -874,9 +874,9 @@ is slower): `PreToolCallDecideContext` 2,033 -> 1,172 ns, `TextDeltaContext`
   `decide` (about 1,100), so every sync bound from 0 to 5 hooks would be
   missed. Kept.
 - **Chains of args rewrites** (DESIGN §9): the inline chain of
-  `CompiledPoint.rewrite` (the targets table: 4.66x, 1.84x, 1.65x faster
-  than Strands at 1, 5, 50 hooks timed) reuses a step's context when no
-  hook kept it; its verdict is the target itself.
+  `CompiledPoint.rewrite` (faster than Strands at 1, 5 and 50 hooks,
+  timed and counted: the targets table above) reuses a step's context when
+  no hook kept it; its verdict is the target itself.
 
 ## A forgotten await refused more cheaply: measured, refused (issue 14, async)
 
