@@ -100,12 +100,15 @@ def test_point_count_in_prose_is_current() -> None:
 
 
 def test_hook_points_page_names_every_point() -> None:
-    """The generated table has one row per HookPoint, with its decorator."""
-    from hookreg import HookPoint
+    """The generated table has one row per HookPoint, its style and tool scope first; its decorator is its name."""
+    from hookreg import HookPoint, HookRegistry
 
     text = (DOCS / "hook-points.md").read_text(encoding="utf-8")
+    assert "**decorator** is its name in lower case" in text
     for point in HookPoint:
-        assert f"| `{point.name}` | `@registry.{point.value}` |" in text
+        tools = "✓" if point.is_tool_scoped else "—"
+        assert f"| `{point.name}` | {point.style.value} | {tools} |" in text
+        assert callable(getattr(HookRegistry(), point.name.lower()))
 
 
 def test_adapter_pages_are_the_adapters() -> None:
