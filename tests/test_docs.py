@@ -7,6 +7,7 @@ import doctest
 import importlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -306,7 +307,7 @@ def test_pages_link_their_neighbours_and_the_reference_shows_its_source(site: Pa
 
 @pytest.mark.slow
 def test_the_hook_point_table_fits_its_page(site: Path) -> None:
-    """The eight-column table gets the width of both sidebars, and its identifiers never break mid-word."""
+    """The table gets the width of both sidebars, and its identifiers never break mid-word (CSS, as built)."""
     html = (site / "hook-points" / "index.html").read_text(encoding="utf-8")
     assert re.search(r'data-md-type="navigation" hidden>', html)
     assert re.search(r'data-md-type="toc" hidden>', html)
@@ -315,6 +316,40 @@ def test_the_hook_point_table_fits_its_page(site: Path) -> None:
     rule = css[css.index(".md-typeset table:not([class]) code {") :].split("}")[0]
     assert "word-break: normal;" in rule
     assert "overflow-wrap: normal;" in rule
+
+
+# What the built page looks like in Chromium at 1280 px: how wide the table is next to the room it has, and every
+# identifier (code without a space) that the browser laid out on more than one line.
+_LAYOUT = """() => {
+  const table = document.querySelector("article table");
+  const wrap = table.closest(".md-typeset__scrollwrap") || table.parentElement;
+  const broken = [...table.querySelectorAll("code")]
+    .filter((code) => !/\\s/.test(code.textContent) && code.getClientRects().length > 1)
+    .map((code) => code.textContent);
+  return {scroll: wrap.scrollWidth, room: wrap.clientWidth, right: table.getBoundingClientRect().right,
+          viewport: document.documentElement.clientWidth, broken: broken};
+}"""
+
+
+@pytest.mark.slow
+def test_the_hook_point_table_fits_1280_px_in_a_browser(site: Path) -> None:
+    """In a real browser at 1280 px the whole table is in view, no column pushed off, no identifier split."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium")
+    assert chromium, "this test opens the site in Chromium: install it (Debian: apt-get install chromium)"
+    flags = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=flags)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto((site / "hook-points" / "index.html").as_uri())
+            layout = page.evaluate(_LAYOUT)
+        finally:
+            browser.close()
+    assert layout["scroll"] <= layout["room"], layout
+    assert layout["right"] <= layout["viewport"], layout
+    assert layout["broken"] == [], layout
 
 
 MODULES = sorted(
