@@ -246,7 +246,10 @@ class _Judged:
         Strands' own routing flag does not count: Strands strips it from the
         input once it has routed the call.
         """
-        judged = (self.seen, (self.verdict.call.tool_name, self.verdict.call.args))
+        approved = self.verdict.call
+        if (name, args) == self.seen or (name == approved.tool_name and args == approved.args):
+            return True  # the common case, flag or not: the very call judged or approved
+        judged = (self.seen, (approved.tool_name, approved.args))
         return (name, _unrouted(args)) in [(tool, _unrouted(judged_args)) for tool, judged_args in judged]
 
 
@@ -262,8 +265,19 @@ def _unrouted(args: object) -> object:
     return {key: value for key, value in args.items() if key != _ROUTING_FLAG}
 
 
+_ATOMS: Final = frozenset({str, int, float, bool, type(None)})
+"""The types `copy.deepcopy` hands back as the very object: a mapping holding only these copies as a dict."""
+
+
 def _snapshot(args: object) -> Any:
-    """A deep copy of a call's `args` (a value `copy.deepcopy` refuses is shared: the copy is a shallow one)."""
+    """A deep copy of a call's `args` (a value `copy.deepcopy` refuses is shared: the copy is a shallow one).
+
+    A mapping whose keys and values are all atoms (strings, numbers, ``None``:
+    a model's usual arguments) is copied as a dict: what `copy.deepcopy` gives,
+    at a tenth of its cost.
+    """
+    if isinstance(args, Mapping) and _ATOMS.issuperset(map(type, args.values())) and _ATOMS.issuperset(map(type, args)):
+        return dict(args)
     try:
         return copy.deepcopy(args)
     except Exception:  # noqa: BLE001 -- hookreg's gate logged the value it could not copy (args_not_copied)
@@ -272,21 +286,47 @@ def _snapshot(args: object) -> Any:
 
 @dataclass(slots=True, eq=False)
 class _Run:
-    """One invocation as the provider tracks it (kept by the provider, keyed by its ``invocation_state``)."""
+    """One invocation as the provider tracks it (kept by the provider, keyed by its ``invocation_state``).
 
-    state: RunState
+    Its `RunState` is built when a hook first needs it (`state`): a run no
+    hook reads builds no context, mints no run id, gates no prompt nobody
+    judges; until then the run counts its turns itself (`turns`).
+    """
+
+    registry: HookRegistry
+    agent_name: str | None = None
+    prompt: Messages | None = None  # the invocation's messages: the goal, read when the state is built
+    turns: int = 0  # the turns started, while the state is not built (then the state counts them)
+    kept: RunState | None = None  # the state, once built
     asked: InvokeModelContext | None = None  # the latest model call as Strands asked for it
     sent: InvokeModelContext | None = None  # the same call as hookreg passed it on (patched, when a hook listened)
     restricted: frozenset[str] | None = None  # what a hookreg patch left offered, when it took tools away
     model: str | None = None  # the called model's name, once a hook needed it
     malformed: dict[str, str] = field(default_factory=dict)
-    results: dict[str, str] = field(default_factory=dict)
+    results: dict[str, str | ToolResult] = field(
+        default_factory=dict
+    )  # call id -> the text the model read, or its result
     judged: dict[str, _Judged] = field(default_factory=dict)  # call id -> the gate's verdict, while it is under way
     refused: set[str] = field(default_factory=set)  # calls the innermost gate refused: no outcome point is theirs
     bad_args: set[str] = field(default_factory=set)  # calls whose args hookreg's check refused, left to Strands
     error: BaseException | None = None
     retrying: bool = False
     direct: bool = False  # a tool called outside an invocation (``agent.tool.x()``): the run is that one call
+
+    @property
+    def state(self) -> RunState:
+        """The run's `RunState`, built on first use: its context is of the current turn, its turns counted."""
+        state = self.kept
+        if state is None:
+            run = RunContext(agent_name=self.agent_name, turn=self.turns)
+            state = self.kept = RunState(self.registry, run, goal=_last_user_text(self.prompt))
+            state.turns = self.turns
+        return state
+
+    @property
+    def turn_count(self) -> int:
+        """The turns started so far (read without building the state)."""
+        return self.turns if self.kept is None else self.kept.turns
 
     # what the latest model call offered, read only when a hook needs it (building them per call would cost
     # every run the time, whoever listens)
@@ -329,6 +369,8 @@ tool input)."""
 _CALL_READERS = (*MODEL_CALL_POINTS, *_STREAM_POINTS, HookPoint.MODEL_TURN_FINISHED)
 """What needs the provider's model-call middleware: the points it dispatches, and what reads the call it notes (the
 tools offered, for ``invalid_tool_call``; the model called, for ``model_turn_finished``)."""
+_START_POINTS = (HookPoint.ON_SESSION_START, HookPoint.USER_PROMPT_SUBMIT)
+"""What `RunState.start` fires."""
 _GATE_POINTS = (HookPoint.TRANSFORM_TOOL_INPUT, HookPoint.PRE_TOOL_CALL_DECIDE)
 _CALL_POINTS = (*_GATE_POINTS, HookPoint.INVALID_TOOL_CALL)
 """Where a hook can refuse or rewrite a call: with none there, the gate lets every offered call run as it is."""
@@ -509,6 +551,8 @@ class HookregProvider:
         self._runs: dict[tuple[int, int], tuple[Any, dict[str, Any], _Run]] = {}
         # agent -> its run paused by a Strands interrupt: resuming it (a new invocation) goes on with that run
         self._paused: weakref.WeakKeyDictionary[Any, _Run] = weakref.WeakKeyDictionary()
+        # whether a patch ever took a tool away from a call (until then, a call nobody judges skips the gate at once)
+        self._restricts = False
 
     def register_hooks(self, registry: StrandsHookRegistry, **kwargs: Any) -> None:
         """Subscribe to the Strands events the hook points map to (called by ``Agent``).
@@ -553,7 +597,7 @@ class HookregProvider:
 
     def _run(self, where: _Invocation) -> _Run:
         """This invocation's run (a tool called outside an invocation gets a run of its own, not kept)."""
-        return self._current(where) or _Run(RunState(self.registry, RunContext()))
+        return self._current(where) or _Run(self.registry)
 
     def _tool_run(self, where: _Invocation) -> _Run:
         """The run of a tool call: its invocation's, else (``agent.tool.x()``) one kept until the call is answered.
@@ -563,7 +607,7 @@ class HookregProvider:
         """
         run = self._current(where)
         if run is None:
-            run = _Run(RunState(self.registry, RunContext()), direct=True)
+            run = _Run(self.registry, direct=True)
             self._runs[id(where.agent), id(where.invocation_state)] = (where.agent, where.invocation_state, run)
         return run
 
@@ -579,6 +623,11 @@ class HookregProvider:
         run = self._current(where)
         if run is not None:
             del self._runs[id(where.agent), id(where.invocation_state)]
+            await self._ended(run, outcome, error)
+
+    async def _ended(self, run: _Run, outcome: RunOutcome, error: BaseException | None) -> None:
+        """Fire ``on_session_end`` for `run`, once (a run no hook read, with no end hook: nothing to fire)."""
+        if run.kept is not None or self.registry.has_hooks(HookPoint.ON_SESSION_END):
             await arun_flow(self.registry, run.state.end(outcome, error))
 
     async def _abandoned(self, where: _Invocation, reason: object) -> None:
@@ -588,7 +637,7 @@ class HookregProvider:
             return
         # Strands calls this while handling the error that stopped the resume; its reason is only a summary
         error = sys.exception() or (reason if isinstance(reason, BaseException) else RuntimeError(str(reason)))
-        await self._end(where, outcome_for(error, run.state.turns), error)
+        await self._end(where, outcome_for(error, run.turn_count), error)
 
     async def before_invocation(self, event: BeforeInvocationEvent) -> None:
         """Start the session and gate the prompt; a continuation asked for by ``stop`` skips both.
@@ -601,19 +650,21 @@ class HookregProvider:
         if event.messages is None or event.cancel or self._current(event) is not None:
             return  # the deprecated structured_output_async (no messages), refused by another callback, a continuation
         key = id(event.agent), id(event.invocation_state)
-        paused = self._paused.pop(event.agent, None)
+        paused = self._paused.pop(event.agent, None) if self._paused else None
         if paused is not None and not event.messages:  # Strands takes an interrupt's answers as no new message
             self._runs[key] = (event.agent, event.invocation_state, paused)  # the paused run goes on
             return
         if paused is not None:  # Strands dropped the interrupt (a new prompt): the paused run never goes on
             reason = "the run paused by an interrupt was not resumed: a new prompt started a new run"
-            dropped = RunOutcome(status="cancelled", reason=reason, turns=paused.state.turns)
-            await arun_flow(self.registry, paused.state.end(dropped, None))
-        context = RunContext(agent_name=getattr(event.agent, "name", None))
-        state = RunState(self.registry, context, goal=_last_user_text(event.messages))
-        self._runs[key] = (event.agent, event.invocation_state, _Run(state))
+            await self._ended(paused, RunOutcome(status="cancelled", reason=reason, turns=paused.turn_count), None)
+        # the prompt's content as sent (a guardrail's redaction replaces it in the history later)
+        prompt = [{"role": "user", "content": m["content"]} for m in event.messages if m["role"] == "user"][-1:]
+        run = _Run(self.registry, agent_name=getattr(event.agent, "name", None), prompt=cast("Messages", prompt))
+        self._runs[key] = (event.agent, event.invocation_state, run)
+        if not self._listens(_START_POINTS):
+            return  # the session starts with no context built: a hook registered later builds it (`_Run.state`)
         try:
-            outcome = await arun_flow(self.registry, state.start())
+            outcome = await arun_flow(self.registry, run.state.start())
         except BaseException as error:
             await self._end(event, outcome_for(error), error)
             raise
@@ -628,13 +679,17 @@ class HookregProvider:
         Raises:
             StopRun: The turn was denied (the run ends ``stopped``).
         """
-        if self._listens(_CALL_READERS):
+        registry = self.registry
+        if registry and self._listens(_CALL_READERS):
             self._layer(event.agent, "model")
         run = self._run(event)
         if run.retrying:
             run.retrying = False
             return
-        outcome = await arun_flow(self.registry, run.state.turn())
+        if run.kept is None and not registry.has_hooks(HookPoint.PRE_TURN):
+            run.turns += 1  # no hook reads the run yet: the state, once built, starts from this count
+            return
+        outcome = await arun_flow(registry, run.state.turn())
         if outcome is not None:
             stop = StopRun(outcome.reason)
             await arun_flow(self.registry, run.state.end(outcome, stop))
@@ -668,6 +723,7 @@ class HookregProvider:
         specs, choice = _tools(context, patch)
         offered = frozenset(spec["name"] for spec in specs)
         run.restricted = offered if offered != frozenset(spec["name"] for spec in context.tool_specs) else None
+        self._restricts = self._restricts or run.restricted is not None
         return context.replace(
             system_prompt=_system(context.system_prompt, patch), tool_specs=specs, tool_choice=choice, model=model
         )
@@ -795,7 +851,11 @@ class HookregProvider:
         added: list[Message] = []
         pending = [str(block["toolUse"]["toolUseId"]) for block in last["content"] if "toolUse" in block]
         if last["role"] == "assistant" and pending:
-            ran = {call_id: text for call_id, text in run.results.items() if call_id in pending}
+            ran = {
+                call_id: text if isinstance(text, str) else _text(text["content"])
+                for call_id, text in run.results.items()
+                if call_id in pending
+            }
             notices = dict(unanswered(pending, ran))
             results = [
                 ToolResult(toolUseId=call_id, status="error", content=[{"text": notices[call_id]}])
@@ -817,7 +877,7 @@ class HookregProvider:
         if event.stop_response is None or not self._listens(ANSWER_POINTS):
             return
         run = self._run(event)
-        if run.state.ended:
+        if run.kept is not None and run.kept.ended:
             return
         message: Message = event.stop_response.message
         raw, text = event.stop_response.stop_reason, _text(message["content"])
@@ -853,7 +913,7 @@ class HookregProvider:
         """Whether any hook judges a call's arguments (with none, nothing is recorded, copied or judged again)."""
         return self._listens(_GATE_POINTS)
 
-    async def _verdict(self, run: _Run, agent: Any, tool: Any, use: ToolUse) -> GateResult:
+    async def _verdict(self, run: _Run, agent: Any, tool: Any, use: ToolUse, *, judging: bool) -> GateResult:
         """The gate's verdict on the call `use` (`tool`: what Strands resolved it to): an earlier one, else a new one.
 
         An earlier verdict on this call stands only when the call comes back
@@ -867,7 +927,8 @@ class HookregProvider:
         when an ``invalid_tool_call`` hook listens, and decide only when one
         returns an action; otherwise the call is Strands' to look up and
         validate (a tool middleware may serve a name the agent lacks), and
-        only a tool a hookreg patch took away is refused.
+        only a tool a hookreg patch took away is refused. `judging`: whether a
+        hook judges the call's arguments (then the verdict is kept for this call).
         """
         call_id, name = str(use["toolUseId"]), use["name"]
         earlier = run.judged.get(call_id)
@@ -910,7 +971,7 @@ class HookregProvider:
                 self.registry, run.state.run, name, call_id, args, known={*names, name}, offered=run.restricted
             )
             verdict = await arun_flow(self.registry, steps)
-        if self._judging():
+        if judging:
             # the call as judged: the approved args themselves (hookreg's own deep copy) when they are equal to it
             judged = verdict.call.args if verdict.call.tool_name == name and use["input"] == verdict.call.args else None
             run.judged[call_id] = _Judged((name, _snapshot(use["input"]) if judged is None else judged), verdict)
@@ -922,22 +983,25 @@ class HookregProvider:
         The tool gets a copy of the approved args, judged again innermost
         (`execute_tool`) if another extension edits them on the way.
         """
+        judging, checking = self._judging(), self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL)
+        if not (judging or checking or self._restricts):
+            return  # nothing can refuse or rewrite the call (no patch ever took a tool away): it is Strands' own
         if isinstance(event.selected_tool, StructuredOutputTool):
             return  # Strands' own structured-output tool: not a user tool call, no tool point judges it
         run = self._tool_run(event)
         use: ToolUse = event.tool_use
-        if (run.restricted is None or use["name"] in run.restricted) and not self._listens(_CALL_POINTS):
+        if not (judging or checking) and (run.restricted is None or use["name"] in run.restricted):
             return  # nothing can refuse or rewrite the call: it is Strands' own to run or refuse
-        if self._judging():
+        if judging:
             self._layer(event.agent, "tool")  # the innermost gate, for edits made after this callback
-        verdict = await self._verdict(run, event.agent, event.selected_tool, use)
+        verdict = await self._verdict(run, event.agent, event.selected_tool, use, judging=judging)
         if not verdict.allowed:
             event.cancel_tool = verdict.text or _NOT_RUN
             run.results[str(use["toolUseId"])] = event.cancel_tool
             return
         call = verdict.call
         # the args handed on are a copy, private to hookreg's verdict: an edit in place is told apart from it
-        if call.tool_name != use["name"] or self._judging():
+        if call.tool_name != use["name"] or judging:
             event.tool_use = cast("ToolUse", {**use, "name": call.tool_name, "input": dict(_snapshot(call.args))})
 
     def execute_tool(
@@ -967,7 +1031,7 @@ class HookregProvider:
         """Judge the call again, as it will run; run the approved call, or answer with the refusal."""
         run, use = self._tool_run(context), context.tool_use
         call_id = str(use["toolUseId"])
-        verdict = await self._verdict(run, context.agent, context.tool, use)
+        verdict = await self._verdict(run, context.agent, context.tool, use, judging=True)
         if not verdict.allowed:
             run.refused.add(call_id)
             run.results[call_id] = text = verdict.text or _NOT_RUN
@@ -1001,9 +1065,10 @@ class HookregProvider:
         if call_id in run.refused:
             run.refused.discard(call_id)  # the innermost gate refused it: permission_denied was its outcome
             return
-        text = run.results[call_id] = _text(event.result["content"])
         if not self._listens(_OUTCOME_POINTS):
+            run.results[call_id] = event.result  # its text is read only if the run stops before the batch is answered
             return
+        text = run.results[call_id] = _text(event.result["content"])
         if judged is not None:
             call = judged.verdict.call  # the approved call, as the tool got it
         else:
@@ -1033,7 +1098,10 @@ class HookregProvider:
         run = self._current(event)
         if run is None:
             return
-        result, turns = event.result, run.state.turns
+        result, turns = event.result, run.turn_count
+        if run.kept is None and not self.registry and (result is None or result.stop_reason != "interrupt"):
+            del self._runs[id(event.agent), id(event.invocation_state)]  # no hook read the run, none is left to
+            return
         if run.error is None and result is None:
             run.error = _escaping()  # a pass with no layer of hookreg's around it (`invocation`) raised
         if run.error is not None:
