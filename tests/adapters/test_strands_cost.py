@@ -6,7 +6,6 @@ text); a hook registered mid-run builds it then, with the turns counted so far.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -30,7 +29,7 @@ from hookreg.testing.conformance import RecordingTool
 
 
 @pytest.fixture
-def built(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[RunContext]]:
+def built(monkeypatch: pytest.MonkeyPatch) -> list[RunContext]:
     """Every `RunContext` the adapter builds."""
     made: list[RunContext] = []
 
@@ -39,7 +38,7 @@ def built(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[RunContext]]:
         return made[-1]
 
     monkeypatch.setattr(adapter, "RunContext", counted)
-    yield made
+    return made
 
 
 def _seen(into: list[PreTurnContext]) -> Any:
