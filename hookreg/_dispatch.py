@@ -272,6 +272,7 @@ async def _anotify(self: RegistryCore, point: HookPoint, ctx: object, /) -> Any:
 # --- resolving a tool call ------------------------------------------------------
 
 _NOT_COPIED: set[tuple[str, str]] = set()  # (tool, key) pairs args_not_copied was logged for
+_ATOMS = frozenset({str, int, float, bool, type(None)})  # what `copy.deepcopy` hands back as the very object
 
 
 def approved_args(tool_name: str, args: Mapping[str, object]) -> dict[str, object]:
@@ -280,8 +281,13 @@ def approved_args(tool_name: str, args: Mapping[str, object]) -> dict[str, objec
     Nothing a hook, a framework or the caller changes in place afterwards reaches
     the tool. Shared references and cycles are kept. A value `copy.deepcopy`
     refuses (a lock, a file, a client a transform injected) is handed over as
-    the very object, logged once per tool and key as ``args_not_copied``.
+    the very object, logged once per tool and key as ``args_not_copied``. Args
+    holding only strings, numbers and ``None`` (a model's usual ones) are
+    copied as a dict, which is what `copy.deepcopy` makes of them, at a tenth
+    of its cost.
     """
+    if _ATOMS.issuperset(map(type, args.values())) and _ATOMS.issuperset(map(type, args)):
+        return dict(args)
     import copy  # noqa: PLC0415 -- on the first gated tool call: `import hookreg` stays light
 
     memo: dict[int, object] = {}

@@ -157,3 +157,35 @@ def test_a_later_gate_changing_a_nested_value_in_place_does_not_change_what_runs
     [received] = run_shell(registry, {"argv": list(SAFE)})
     assert received["argv"] == SAFE
     assert type(received["argv"]) is list
+
+
+class _Marked(str):
+    """A str whose deep copy is a different object, as a subclass may define."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _Marked:
+        return _Marked(f"copied {self}")
+
+
+@pytest.mark.parametrize(
+    ("args", "copied"),
+    [
+        ({"command": "ls", "timeout": 5, "ratio": 0.5, "force": True, "cwd": None}, False),
+        ({"argv": ["ls", "-l"]}, True),
+        ({"command": _Marked("ls")}, True),
+    ],
+    ids=["atoms", "a nested list", "a str subclass"],
+)
+def test_approved_args_is_a_deep_copy_whatever_the_values(args: dict[str, object], copied: bool) -> None:
+    """Atom-only args are copied as a dict; anything else — a nested value, a subclass of an atom — deep-copied."""
+    from hookreg._dispatch import approved_args
+
+    approved = approved_args("shell", args)
+    assert type(approved) is dict
+    assert approved is not args
+    assert approved.keys() == args.keys()
+    for key, value in args.items():
+        assert (approved[key] is not value) is copied
+    if not copied:
+        assert approved == args
