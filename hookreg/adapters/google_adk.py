@@ -56,6 +56,7 @@ from hookreg._lifecycle import (
     GateResult,
     RunState,
     arun_flow,
+    error_text,
     failed,
     gate,
     missing_framework,
@@ -114,7 +115,7 @@ class _Scope:
 
     run_id: str
     session_id: str
-    agent_name: str
+    agent_name: str | None  # None when the runner drives a workflow node, not an agent
     prompt: Any = None
     turns: int = 0
     state: RunState | None = None
@@ -176,8 +177,9 @@ class HookregPlugin(BasePlugin):
         """The scope of the invocation `ctx` belongs to (one is made for a call ADK made outside a run)."""
         scope = self._runs.get(ctx.invocation_id)
         if scope is None:
-            # an InvocationContext names its agent, a callback's or tool's Context the agent's name
-            name = ctx.agent.name if hasattr(ctx, "agent") else ctx.agent_name
+            # an InvocationContext names its agent (none when the runner drives a workflow node), a callback's
+            # or tool's Context the agent's name
+            name = getattr(ctx.agent, "name", None) if hasattr(ctx, "agent") else ctx.agent_name
             scope = self._runs[ctx.invocation_id] = _Scope(ctx.invocation_id, ctx.session.id, name)
         return scope
 
@@ -393,7 +395,7 @@ class HookregPlugin(BasePlugin):
             scope.started[call_id] = time.perf_counter()
             return None
         scope.reported.add(call_id)
-        if _frameworks_own(verdict, scope) and not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
+        if _frameworks_own(verdict, scope):
             return None  # ADK answers it its own way (its text), as it would without hookreg
         key = "error" if verdict.status in ("failed", "denied") else "result"
         return {key: verdict.text}
@@ -414,11 +416,10 @@ class HookregPlugin(BasePlugin):
         call, ms = taken
         run = self._state(scope).run
         if fault:
-            error = RuntimeError(present(result["error"]))
-            text = await arun_flow(
-                registry, failed(registry, run, call, error, message=present(result), duration_ms=ms)
-            )
-            return {"error": text} if registry.has_hooks(HookPoint.ON_TOOL_ERROR) else None
+            error, message = RuntimeError(present(result["error"])), present(result)
+            text = await arun_flow(registry, failed(registry, run, call, error, message=message, duration_ms=ms))
+            # the chain hands back the very message it got when no on_tool_error hook gave a text: the result stands
+            return None if text is message else {"error": text}
         shown = scope.ran[call_id] = present(result)  # the history's text if a result hook stops the run
         text = await arun_flow(registry, succeeded(registry, run, call, result, presentation=shown, duration_ms=ms))
         scope.ran.pop(call_id, None)
@@ -440,10 +441,14 @@ class HookregPlugin(BasePlugin):
         if taken is None:
             return None  # ADK's own handling stands: the error ends the run, as without hookreg
         call, ms = taken
-        text = await arun_flow(registry, failed(registry, self._state(scope).run, call, error, duration_ms=ms))
-        if not registry.has_hooks(HookPoint.ON_TOOL_ERROR):
-            return None  # ADK's own handling stands: the error ends the run, as without hookreg
-        scope.reported.add(call_id)  # ADK hands this answer to after_tool_callback: reported already
+        message = error_text(error)
+        run = self._state(scope).run
+        text = await arun_flow(registry, failed(registry, run, call, error, message=message, duration_ms=ms))
+        # ADK hands whatever answers the call now (this text, an agent's on_tool_error_callback) to
+        # after_tool_callback: reported already
+        scope.reported.add(call_id)
+        if text is message:
+            return None  # no on_tool_error hook gave a text: ADK's own handling stands, as without hookreg
         return {"error": text}
 
     def _outcome(
@@ -517,11 +522,15 @@ def _is_real(tool: Any) -> bool:
 
 
 def _frameworks_own(verdict: GateResult, scope: _Scope) -> bool:
-    """A call every ``invalid_tool_call`` hook passed on that ADK itself refuses: an unknown tool, bad arguments.
+    """A call ADK itself refuses (an unknown tool, bad arguments) and no hook answered: ADK's own answer stands.
 
-    A tool ``active_tools`` left out is hookreg's refusal alone (ADK would run it).
+    Every ``invalid_tool_call`` hook passed on it, and no ``on_tool_error`` hook gave a text: the chain hands
+    back the default text (`error_text`) when every hook returned ``None``. A tool ``active_tools`` left out is
+    hookreg's refusal alone (ADK would run it).
     """
     if verdict.status != "failed" or verdict.decided_by is not None or verdict.error is None:
+        return False
+    if verdict.text != error_text(verdict.error):  # an on_tool_error hook answered
         return False
     offered = scope.offered is None or verdict.call.tool_name in scope.offered
     return offered and not verdict.rewritten
