@@ -90,16 +90,17 @@ Where each hook point runs:
   internally too).
 
 Where no hook listens, the provider does no work and adds no layer: each of
-its three middlewares (`_layer`) is added to an agent the first time a hook
+its two middlewares (`_layer`) is added to an agent the first time a hook
 needs it, and passes a call through untouched when none listens at its points
-for that call (the choice is made per call, per pass for the invocation
-wrapper), so a hook registered between runs, or mid-run before the next
-Strands event, runs.
+for that call (the choice is made per call), so a hook registered between
+runs, or mid-run before the next Strands event, runs. A run no hook reads
+builds no run context (`_Run.state`).
 
 A `hookreg.StopRun` raised by any hook reaches the caller as the same object
 (Strands would wrap one raised inside its event loop in
-``EventLoopException``; the provider unwraps it, in a pass that started with
-a hook in the registry), and the conversation is left
+``EventLoopException``; the provider's last ``AfterInvocationEvent``
+callback raises the hook's own instead, once every other callback has run:
+no layer wraps the pass), and the conversation is left
 with a tool result for every tool call of the stopped answer (the result of a
 call that ran, else a "not run" notice), then an assistant message saying the
 run stopped, so a later prompt keeps the roles alternating.
@@ -108,10 +109,10 @@ Why hook events and not Strands' interventions: an ``InterventionHandler`` is
 a layer over the same ``Before/AfterToolCallEvent`` callbacks, and its
 ``Confirm`` pauses the run with a Strands interrupt the caller must resume,
 while hookreg answers an ``ask`` in-line through ``on_interaction``; the
-provider uses the events directly. Three private Strands APIs are used, each
-in one function pinned by a test: ``Agent._append_messages`` (`_append`), the
-``AgentStreamStage`` middleware (`_wrap_invocations`) and continuation inputs
-(`_resume`: a ``stop`` deny's resume that never runs still ends the session); one
+provider uses the events directly. Two private Strands APIs are used, each
+in one function pinned by a test: ``Agent._append_messages`` (`_append`) and
+continuation inputs (`_resume`: a ``stop`` deny's resume that never runs still
+ends the session); one
 private name is read, pinned by the same test: the background-task routing flag
 (`_ROUTING_FLAG`). Strands'
 deprecated ``structured_output_async`` (one model call outside the event
@@ -309,7 +310,6 @@ class _Run:
     judged: dict[str, _Judged] = field(default_factory=dict)  # call id -> the gate's verdict, while it is under way
     refused: set[str] = field(default_factory=set)  # calls the innermost gate refused: no outcome point is theirs
     bad_args: set[str] = field(default_factory=set)  # calls whose args hookreg's check refused, left to Strands
-    error: BaseException | None = None
     retrying: bool = False
     direct: bool = False  # a tool called outside an invocation (``agent.tool.x()``): the run is that one call
 
@@ -345,6 +345,19 @@ def _text(content: object) -> str:
     """The text blocks of a message's or tool result's content, joined."""
     blocks = cast("list[Mapping[str, object]]", content if isinstance(content, list) else [])
     return "".join(str(block["text"]) for block in blocks if "text" in block)
+
+
+_INTERNAL: dict[type, bool] = {}
+"""Tool classes seen, and whether each is Strands' structured-output tool (an ABC: ``isinstance`` runs Python)."""
+
+
+def _internal(tool: object) -> bool:
+    """Whether `tool` is Strands' structured-output tool, which is not a user tool: no tool point judges it."""
+    try:
+        return _INTERNAL[type(tool)]
+    except KeyError:
+        internal = _INTERNAL[type(tool)] = isinstance(tool, StructuredOutputTool)
+        return internal
 
 
 def _last_user_text(messages: Messages | None) -> str:
@@ -451,21 +464,6 @@ async def _append(agent: Any, *messages: Message) -> None:
     await agent._append_messages(*messages)  # noqa: SLF001 -- Strands private, isolated here: see the docstring
 
 
-def _wrap_invocations(agent: Any, handler: Callable[..., AsyncGenerator[TypedEvent, None]]) -> None:
-    """Add `handler` around each invocation pass of `agent` (Strands' ``AgentStreamStage`` middleware).
-
-    Private API: the stage is the one place that sees every way an invocation
-    pass ends (an exception from the event loop, which Strands wraps in
-    ``EventLoopException``, a cancellation) before ``AfterInvocationEvent``,
-    which carries no exception; Strands 1.62 keeps it in
-    ``strands.middleware._agent_stream`` until its context contract is final.
-    A test pins it.
-    """
-    from strands.middleware._agent_stream import AgentStreamStage  # noqa: PLC0415 -- private, see the docstring
-
-    agent.add_middleware(AgentStreamStage, handler)
-
-
 def _resume(event: AfterInvocationEvent, prompt: str, on_abandoned: Callable[[object], Awaitable[None]]) -> None:
     """Resume the agent after this pass with `prompt` as the next user message; `on_abandoned` if it never runs.
 
@@ -551,6 +549,7 @@ class HookregProvider:
         self._runs: dict[tuple[int, int], tuple[Any, dict[str, Any], _Run]] = {}
         # agent -> its run paused by a Strands interrupt: resuming it (a new invocation) goes on with that run
         self._paused: weakref.WeakKeyDictionary[Any, _Run] = weakref.WeakKeyDictionary()
+        self._pausing = False  # whether an interrupt ever paused a run (until then, no paused run is looked for)
         # whether a patch ever took a tool away from a call (until then, a call nobody judges skips the gate at once)
         self._restricts = False
 
@@ -569,9 +568,11 @@ class HookregProvider:
         registry.add_callback(BeforeToolCallEvent, self.before_tool_call)
         registry.add_callback(AfterToolCallEvent, self.after_tool_call)
         registry.add_callback(AfterInvocationEvent, self.after_invocation)
+        # after every other AfterInvocationEvent callback: each sees the pass end as without hookreg
+        registry.add_callback(AfterInvocationEvent, self.unwrap_stop, order=_LAST)
 
     def _layer(self, agent: Any, layer: str) -> None:
-        """Add the provider's middleware `layer` (``"invocation"``, ``"model"``, ``"tool"``) to `agent`, once.
+        """Add the provider's middleware `layer` (``"model"``, ``"tool"``) to `agent`, once.
 
         Each is added the first time a hook needs it, just before Strands
         composes that stage's chain (an agent nobody hooks gets none): so each
@@ -584,10 +585,8 @@ class HookregProvider:
         added.add(layer)
         if layer == "model":
             agent.add_middleware(InvokeModelStage, self.invoke_model)
-        elif layer == "tool":
-            agent.add_middleware(ExecuteToolStage, self.execute_tool)
         else:
-            _wrap_invocations(agent, self.invocation)
+            agent.add_middleware(ExecuteToolStage, self.execute_tool)
 
     def _current(self, where: _Invocation) -> _Run | None:
         """The run of the invocation `where` belongs to, or ``None`` outside an invocation."""
@@ -645,12 +644,10 @@ class HookregProvider:
         Raises:
             StopRun: The prompt was denied, or a hook stopped the run.
         """
-        if "invocation" not in self._layers.get(event.agent, ()) and self.registry:
-            self._layer(event.agent, "invocation")  # a hook may stop the run inside the pass
         if event.messages is None or event.cancel or self._current(event) is not None:
             return  # the deprecated structured_output_async (no messages), refused by another callback, a continuation
         key = id(event.agent), id(event.invocation_state)
-        paused = self._paused.pop(event.agent, None) if self._paused else None
+        paused = self._paused.pop(event.agent, None) if self._pausing else None
         if paused is not None and not event.messages:  # Strands takes an interrupt's answers as no new message
             self._runs[key] = (event.agent, event.invocation_state, paused)  # the paused run goes on
             return
@@ -658,10 +655,14 @@ class HookregProvider:
             reason = "the run paused by an interrupt was not resumed: a new prompt started a new run"
             await self._ended(paused, RunOutcome(status="cancelled", reason=reason, turns=paused.turn_count), None)
         # the prompt's content as sent (a guardrail's redaction replaces it in the history later)
-        prompt = [{"role": "user", "content": m["content"]} for m in event.messages if m["role"] == "user"][-1:]
-        run = _Run(self.registry, agent_name=getattr(event.agent, "name", None), prompt=cast("Messages", prompt))
+        prompt: Messages = []
+        for message in reversed(event.messages):
+            if message["role"] == "user":
+                prompt = [{"role": "user", "content": message["content"]}]
+                break
+        run = _Run(self.registry, agent_name=getattr(event.agent, "name", None), prompt=prompt)
         self._runs[key] = (event.agent, event.invocation_state, run)
-        if not self._listens(_START_POINTS):
+        if not (self.registry and self._listens(_START_POINTS)):
             return  # the session starts with no context built: a hook registered later builds it (`_Run.state`)
         try:
             outcome = await arun_flow(self.registry, run.state.start())
@@ -682,7 +683,7 @@ class HookregProvider:
         registry = self.registry
         if registry and self._listens(_CALL_READERS):
             self._layer(event.agent, "model")
-        run = self._run(event)
+        run = self._current(event) or _Run(registry)
         if run.retrying:
             run.retrying = False
             return
@@ -810,32 +811,6 @@ class HookregProvider:
                 await self._observe(chunk, deltas, call, run)
             yield event
 
-    async def invocation(
-        self, context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]
-    ) -> AsyncGenerator[TypedEvent, None]:
-        """Wrap one invocation pass: hand a hook's `StopRun` to the caller as itself, the conversation left whole.
-
-        After a stop, every tool call of the stopped answer gets a tool result
-        in the conversation. ``on_session_end`` fires from ``AfterInvocationEvent``.
-        Added to an agent by the first pass that starts with a hook in the
-        registry (`before_invocation`); a pass of an agent without it, which
-        no hook could stop, is Strands' own (``after_invocation`` reads how it
-        ended).
-        """
-        try:
-            async for event in next_fn(context):
-                yield event
-        except BaseException as error:
-            run = self._current(context)
-            stop = _stop_in(error)
-            if run is not None:
-                run.error = stop or error
-                if stop is not None:
-                    await self._settle_history(context.agent, run, stop)
-            if stop is not None and stop is not error:
-                raise stop from None  # the hook's own StopRun, not Strands' EventLoopException around it
-            raise
-
     async def _settle_history(self, agent: Any, run: _Run, stop: StopRun) -> None:
         """Leave the conversation whole after a stop.
 
@@ -874,7 +849,7 @@ class HookregProvider:
 
         Not for a failed model call.
         """
-        if event.stop_response is None or not self._listens(ANSWER_POINTS):
+        if event.stop_response is None or not (self.registry and self._listens(ANSWER_POINTS)):
             return
         run = self._run(event)
         if run.kept is not None and run.kept.ended:
@@ -983,10 +958,12 @@ class HookregProvider:
         The tool gets a copy of the approved args, judged again innermost
         (`execute_tool`) if another extension edits them on the way.
         """
+        if not (self.registry or self._restricts):
+            return  # no hook, and no patch ever took a tool away: the call is Strands' own
         judging, checking = self._judging(), self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL)
         if not (judging or checking or self._restricts):
             return  # nothing can refuse or rewrite the call (no patch ever took a tool away): it is Strands' own
-        if isinstance(event.selected_tool, StructuredOutputTool):
+        if _internal(event.selected_tool):
             return  # Strands' own structured-output tool: not a user tool call, no tool point judges it
         run = self._tool_run(event)
         use: ToolUse = event.tool_use
@@ -1021,7 +998,7 @@ class HookregProvider:
         Returns:
             The tool's events.
         """
-        if not self._judging() or isinstance(context.tool, StructuredOutputTool):
+        if not self._judging() or _internal(context.tool):
             return next_fn(context)
         return self._execute_judged(context, next_fn)
 
@@ -1053,7 +1030,7 @@ class HookregProvider:
         """
         if isinstance(event.exception, StopRun):
             raise event.exception
-        if isinstance(event.selected_tool, StructuredOutputTool):
+        if _internal(event.selected_tool):
             return
         run, use = self._answered(event), event.tool_use
         call_id = str(use["toolUseId"])
@@ -1065,7 +1042,7 @@ class HookregProvider:
         if call_id in run.refused:
             run.refused.discard(call_id)  # the innermost gate refused it: permission_denied was its outcome
             return
-        if not self._listens(_OUTCOME_POINTS):
+        if not (self.registry and self._listens(_OUTCOME_POINTS)):
             run.results[call_id] = event.result  # its text is read only if the run stops before the batch is answered
             return
         text = run.results[call_id] = _text(event.result["content"])
@@ -1089,6 +1066,22 @@ class HookregProvider:
             run.results[call.call_id] = shown
             event.result = cast("ToolResult", {**event.result, "content": [{"text": shown}]})
 
+    def unwrap_stop(self, event: AfterInvocationEvent) -> None:
+        """Hand a hook's `StopRun` to the caller as itself, not inside Strands' ``EventLoopException`` around it.
+
+        The last ``AfterInvocationEvent`` callback (Strands fires the event in
+        the ``finally`` of the pass, while its exception is handled): what it
+        raises replaces that exception, once every other callback has run. A
+        sync callback: Strands calls it without a coroutine.
+
+        Raises:
+            StopRun: The one a hook raised inside the pass.
+        """
+        error = sys.exception() if event.result is None else None  # with a result, the pass did not raise
+        stop = None if error is None or isinstance(error, StopRun) else _stop_in(error)
+        if stop is not None:
+            raise stop from None
+
     async def after_invocation(self, event: AfterInvocationEvent) -> None:
         """Ask ``stop`` when the agent finished (a deny resumes it), else end the session with its outcome.
 
@@ -1102,10 +1095,11 @@ class HookregProvider:
         if run.kept is None and not self.registry and (result is None or result.stop_reason != "interrupt"):
             del self._runs[id(event.agent), id(event.invocation_state)]  # no hook read the run, none is left to
             return
-        if run.error is None and result is None:
-            run.error = _escaping()  # a pass with no layer of hookreg's around it (`invocation`) raised
-        if run.error is not None:
-            await self._end(event, outcome_for(run.error, turns), run.error)
+        escaped = _escaping() if result is None else None  # the pass raised (or its caller closed the stream)
+        if isinstance(escaped, StopRun):
+            await self._settle_history(event.agent, run, escaped)
+        if escaped is not None:
+            await self._end(event, outcome_for(escaped, turns), escaped)
             return
         if result is None:  # Strands ends the pass before its middleware sees why: the caller closed the stream
             reason = "the invocation ended without a result or an error: the caller closed its stream"
@@ -1130,6 +1124,7 @@ class HookregProvider:
         elif result.stop_reason == "interrupt":  # paused for a human: the run goes on when the agent resumes
             del self._runs[id(event.agent), id(event.invocation_state)]
             self._paused[event.agent] = run
+            self._pausing = True
             return
         elif result.stop_reason == "cancelled":
             outcome = RunOutcome(status="cancelled", reason="cancelled by agent.cancel()", turns=turns)

@@ -16,7 +16,6 @@ from strands.middleware import ExecuteToolStage, InvokeModelStage
 from strands.middleware._agent_stream import AgentStreamStage
 from strands.middleware.types import MiddlewareStage
 from strands.types.content import Messages
-from strands.types.exceptions import EventLoopException
 from strands.types.streaming import StreamEvent
 from test_strands import ScriptedModel, Turn, echo_tool
 
@@ -88,11 +87,11 @@ def test_each_layer_is_added_when_a_hook_first_needs_it() -> None:
     registry.pre_tool_call_decide(lambda ctx: HookResult.allow())
     agent = _agent(registry, ScriptedModel([{"text": "hi"}, "done", "again"]), tool)
     agent("go")
-    assert _layered(agent) == {"invocation", "tool"}
+    assert _layered(agent) == {"tool"}
     deltas: list[str] = []
     registry.text_delta(lambda ctx: deltas.append(ctx.delta))
     agent("more")
-    assert _layered(agent) == {"invocation", "model", "tool"}
+    assert _layered(agent) == {"model", "tool"}
     assert deltas == ["again"]
 
 
@@ -138,27 +137,46 @@ def test_a_pass_without_a_layer_that_fails_ends_the_session_failed() -> None:
     assert "model down" in (ends[0].outcome.reason or "")
 
 
-def test_a_stop_from_a_hook_registered_mid_pass_ends_the_session_stopped() -> None:
+def test_a_stop_from_a_hook_registered_mid_pass_reaches_the_caller_as_itself() -> None:
     """A `StopRun` from a hook registered mid-pass into an empty registry ends the session ``stopped``.
 
-    The pass had no layer of hookreg's (nobody listened when it started), so
-    the caller gets the `StopRun` inside Strands' ``EventLoopException``
-    (the documented limit).
+    No layer of hookreg's wraps the pass (nobody listened when it started):
+    the provider's last ``AfterInvocationEvent`` callback hands the caller
+    the `StopRun` itself, not Strands' ``EventLoopException`` around it, and
+    the conversation is left with a result for the call and a closing answer.
     """
     registry, ends = HookRegistry(), list[OnSessionEndContext]()
+    stop = StopRun("enough")
 
-    def stop(ctx: PostToolCallContext) -> None:
-        raise StopRun("enough")
+    def stopping(ctx: PostToolCallContext) -> None:
+        raise stop
 
     def hook(turn: int) -> None:
-        registry.post_tool_call(stop)
+        registry.post_tool_call(stopping)
         registry.on_session_end(ends.append)
 
     agent = _agent(registry, HookingModel([{"text": "hi"}, "done"], hook), RecordingTool())
-    with pytest.raises(EventLoopException) as raised:
+    with pytest.raises(StopRun) as raised:
         agent("go")
-    assert isinstance(raised.value.__cause__, StopRun)
+    assert raised.value is stop
     assert [(end.outcome.status, end.outcome.reason) for end in ends] == [("stopped", "enough")]
+    assert [m["role"] for m in agent.messages] == ["user", "assistant", "user", "assistant"]
+    assert agent.messages[-1]["content"] == [{"text": "Run stopped: enough"}]
+    assert _layered(agent) == set()
+
+
+def test_a_strands_error_that_is_no_stop_reaches_the_caller_unchanged() -> None:
+    """The last ``AfterInvocationEvent`` callback unwraps a hook's `StopRun` only: a model error is Strands' own."""
+    registry = HookRegistry()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.allow())
+
+    def hook(turn: int) -> None:
+        raise RuntimeError("model down")
+
+    agent = _agent(registry, HookingModel(["never"], hook), RecordingTool())
+    with pytest.raises(RuntimeError, match="model down") as raised:
+        agent("go")
+    assert not isinstance(raised.value, StopRun)
 
 
 def test_text_deltas_of_a_call_already_streaming_are_not_observed() -> None:
