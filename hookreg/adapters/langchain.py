@@ -768,6 +768,19 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """The middleware's name in the agent graph: ``"hookreg"``."""
         return "hookreg"
 
+    def _idle(self) -> bool:
+        """Whether a step is LangChain's alone: no hook at any point, no run under way, no stream to hide.
+
+        One read of the registry's length (it counts the hooks of included
+        registries) stands for every ``has_hooks`` the flows would ask, and
+        the step skips them, the run lookup and the flow driver: LangChain's
+        next handler is called as without hookreg. A run that starts so is
+        not tracked; a hook registered during it is picked up at the run's
+        next step (a model call starts its session there, a tool call is
+        gated as in a run resumed in another process).
+        """
+        return not len(self.registry) and not self._runs and _STREAM.get() is None
+
     @property
     def tool_gate(self) -> AgentMiddleware[Any, Any, Any]:
         """This middleware's tool gate, to be listed last (innermost): `around` places it.
@@ -1064,12 +1077,16 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> _ModelReply:
         """The turn: start the run, gate it, patch and call the model, then judge and observe its answer."""
+        if self._idle():
+            return handler(request)
         return _drive(self.registry, self._turn(request, asynchronous=False), handler)
 
     def awrap_model_call(  # a plain method returning its coroutine (see `_Traced`)
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
     ) -> _Traced[_ModelReply]:
         """Async twin of `wrap_model_call`."""
+        if self._idle():
+            return cast("_Traced[_ModelReply]", handler(request))  # LangChain's async handler: a coroutine
         return _adrive(self.registry, self._turn(request, asynchronous=True), handler)
 
     # --- after_model: model_turn_finished, post_turn, stop -----------------------
@@ -1297,11 +1314,11 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def _gate_inside(self, request: LangChainToolCall) -> _Flow[_ToolResponse]:
         """The tool gate, innermost: judge the call as it will run, after every other middleware edited it."""
-        run, call = self._run(), request.tool_call
-        call_id, name = call.get("id") or "", call["name"]
         if not self._judging():
             unjudged: _ToolResponse = yield _Call(request)  # no hook judges arguments: an edit changes no verdict
             return unjudged
+        run, call = self._run(), request.tool_call
+        call_id, name = call.get("id") or "", call["name"]
         try:
             verdict = yield from self._judged(run, call, request.tool, call["args"])
         except StopRun as stop:
@@ -1387,12 +1404,16 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self, request: LangChainToolCall, handler: Callable[[LangChainToolCall], _ToolResponse]
     ) -> _ToolResponse:
         """Check and gate the call, run the tool, then rewrite and observe its result or failure."""
+        if self._idle():
+            return handler(request)
         return _drive(self.registry, self._tool_call(request), handler)
 
     def awrap_tool_call(  # a plain method returning its coroutine (see `_Traced`)
         self, request: LangChainToolCall, handler: Callable[[LangChainToolCall], Awaitable[_ToolResponse]]
     ) -> _Traced[_ToolResponse]:
         """Async twin of `wrap_tool_call`."""
+        if self._idle():
+            return cast("_Traced[_ToolResponse]", handler(request))  # LangChain's async handler: a coroutine
         return _adrive(self.registry, self._tool_call(request), handler)
 
 
@@ -1408,16 +1429,24 @@ class _ToolGate(AgentMiddleware[AgentState[Any], Any, Any]):
         """The gate's name in the agent graph: ``"hookreg_tool_gate"``."""
         return "hookreg_tool_gate"
 
+    def _passes(self) -> bool:
+        """No hook judges arguments (an edit changes no verdict) and no stream to hide: the call goes on as it is."""
+        return not self.outer._judging() and _STREAM.get() is None  # noqa: SLF001 -- its own outer
+
     def wrap_tool_call(
         self, request: LangChainToolCall, handler: Callable[[LangChainToolCall], _ToolResponse]
     ) -> _ToolResponse:
         """Judge the call as the other middleware left it, then run the tool."""
+        if self._passes():
+            return handler(request)
         return _drive(self.outer.registry, self.outer._gate_inside(request), handler)  # noqa: SLF001 -- its own outer
 
     def awrap_tool_call(  # a plain method returning its coroutine (see `_Traced`)
         self, request: LangChainToolCall, handler: Callable[[LangChainToolCall], Awaitable[_ToolResponse]]
     ) -> _Traced[_ToolResponse]:
         """Async twin of `wrap_tool_call`."""
+        if self._passes():
+            return cast("_Traced[_ToolResponse]", handler(request))  # LangChain's async handler: a coroutine
         return _adrive(self.outer.registry, self.outer._gate_inside(request), handler)  # noqa: SLF001 -- its own outer
 
 
@@ -1431,11 +1460,15 @@ class _ReviewedToolGate(_ToolGate):
     @hook_config(can_jump_to=["end"])
     def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Judge the answer's calls before a human reviews them; a denied call is answered and not shown."""
+        if not self.outer._judging():  # noqa: SLF001 -- its own outer
+            return None
         return _drive(self.outer.registry, self.outer._withhold(state))  # noqa: SLF001 -- its own outer
 
     @hook_config(can_jump_to=["end"])
     async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Async twin of `after_model`."""
+        if not self.outer._judging():  # noqa: SLF001 -- its own outer
+            return None
         return await _adrive(self.outer.registry, self.outer._withhold(state))  # noqa: SLF001 -- its own outer
 
 
@@ -1452,21 +1485,29 @@ class _StagedMiddleware(HookregMiddleware):
     @hook_config(can_jump_to=["end"])
     def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Start the run: ``on_session_start``, then gate the prompt with ``user_prompt_submit``."""
+        if self._idle():
+            return None
         return _drive(self.registry, self._start(self._begin(_where(), state), state))
 
     @hook_config(can_jump_to=["end"])
     async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Async twin of `before_agent`."""
+        if self._idle():
+            return None
         return await _adrive(self.registry, self._start(self._begin(_where(), state), state))
 
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Start a turn and gate the coming model call with ``pre_turn``."""
+        if self._idle():
+            return None
         return _drive(self.registry, self._before_model(self._run(), state))
 
     @hook_config(can_jump_to=["end"])
     async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Async twin of `before_model`."""
+        if self._idle():
+            return None
         return await _adrive(self.registry, self._before_model(self._run(), state))
 
     def _staged_call(self, request: ModelRequest[Any], *, asynchronous: bool) -> _Flow[Any]:
@@ -1476,30 +1517,42 @@ class _StagedMiddleware(HookregMiddleware):
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> ModelResponse[Any]:
         """Patch the request (``pre_model_call``), pick its model (``model_select``), observe its stream, call it."""
+        if self._idle():
+            return handler(request)
         return _drive(self.registry, self._staged_call(request, asynchronous=False), handler)
 
     def awrap_model_call(  # a plain method returning its coroutine (see `_Traced`)
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
     ) -> _Traced[_ModelReply]:
         """Async twin of `wrap_model_call`."""
+        if self._idle():
+            return cast("_Traced[_ModelReply]", handler(request))  # LangChain's async handler: a coroutine
         return _adrive(self.registry, self._staged_call(request, asynchronous=True), handler)
 
     @hook_config(can_jump_to=["model", "end"])
     def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Judge the answer (``model_turn_finished``), observe it (``post_turn``), and gate stopping (``stop``)."""
+        if self._idle():
+            return None
         return _drive(self.registry, self._after_model(self._run(), state))
 
     @hook_config(can_jump_to=["model", "end"])
     async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Async twin of `after_model`."""
+        if self._idle():
+            return None
         return await _adrive(self.registry, self._after_model(self._run(), state))
 
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """End the run: ``on_session_end`` (``completed``), or raise the `StopRun` that stopped it."""
+        if self._idle():
+            return None
         _drive(self.registry, self._after_agent(self._run()))
         return None
 
     async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Async twin of `after_agent`."""
+        if self._idle():
+            return None
         await _adrive(self.registry, self._after_agent(self._run()))
         return None

@@ -314,6 +314,83 @@ def test_async_layers_are_traced_inline() -> None:
 
 
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
+@pytest.mark.parametrize("others", ["none", "tool edits", "model nodes"])
+def test_an_empty_registry_leaves_every_step_to_langchain(
+    others: str, asynchronous: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No hook at any point: each hookreg layer and node calls LangChain's next handler, no run looked up or driven."""
+    import hookreg.adapters.langchain as adapter
+
+    def untouchable(*args: object, **kwargs: object) -> Any:
+        raise AssertionError("an idle step ran hookreg's machinery")
+
+    for name in ("_where", "_drive", "_adrive", "run_flow", "arun_flow"):
+        monkeypatch.setattr(adapter, name, untouchable)
+    listing: dict[str, list[AgentMiddleware[Any, Any, Any]]] = {
+        "none": [],
+        "tool edits": [ToolRetryMiddleware()],  # the tool gate is listed
+        "model nodes": [ModelCallLimitMiddleware(run_limit=5)],  # the staged shape, with nodes
+    }
+    sent: list[dict[str, str]] = []
+    hookreg = HookregMiddleware(HookRegistry())
+    agent: Any = create_agent(emailing(SAFE), tools=[mailer(sent)], middleware=hookreg.around(listing[others]))
+    state = {"messages": [HumanMessage(content="mail alice")]}
+    final = asyncio.run(agent.ainvoke(state)) if asynchronous else agent.invoke(state)
+    assert (sent, final["messages"][-1].text) == ([SAFE], "done")
+
+
+def then(done: object, result: HookResult) -> HookResult:
+    """`result`, once `done` was evaluated (a decide hook that records, as a lambda)."""
+    del done
+    return result
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
+def test_hooks_registered_during_an_untracked_run_are_picked_up_at_its_next_step(asynchronous: bool) -> None:
+    """A run that started with no hook is not tracked; hooks its tool registers run from the next model call on."""
+    registry, events = HookRegistry(), list[str]()
+
+    def send_email(to: str, body: str) -> str:
+        """Send an email, and start listening."""
+        if not len(registry):
+            registry.pre_turn(lambda ctx: then(events.append(f"turn {ctx.turn}"), HookResult.allow()))
+            registry.on_session_start(lambda ctx: events.append("start"))
+            registry.on_session_end(lambda ctx: events.append(f"end {ctx.outcome.status}"))
+        return f"sent to {to}"
+
+    model = CountingModel(answers=[emailing(SAFE).answers[0], AIMessage(content="done")] * 2)
+    agent: Any = create_agent(
+        model, tools=[StructuredTool.from_function(send_email)], middleware=HookregMiddleware(registry).around([])
+    )
+    for _ in range(2):
+        state = {"messages": [HumanMessage(content="mail alice")]}
+        asyncio.run(agent.ainvoke(state)) if asynchronous else agent.invoke(state)
+    # the first run is picked up at its second model call (its session starts there); the second is tracked whole
+    assert events == ["start", "turn 1", "end completed", "start", "turn 1", "turn 2", "end completed"]
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
+def test_a_run_whose_hooks_all_go_mid_run_still_ends(asynchronous: bool) -> None:
+    """A tracked run stays tracked when the registry empties: it is closed at its end, not left behind."""
+    registry, events = HookRegistry(), list[str]()
+    registry.on_session_start(lambda ctx: events.append("start"))
+
+    def send_email(to: str, body: str) -> str:
+        """Send an email, and stop listening."""
+        registry.clear()
+        return f"sent to {to}"
+
+    hookreg = HookregMiddleware(registry)
+    agent: Any = create_agent(
+        emailing(SAFE), tools=[StructuredTool.from_function(send_email)], middleware=hookreg.around([])
+    )
+    state = {"messages": [HumanMessage(content="mail alice")]}
+    final = asyncio.run(agent.ainvoke(state)) if asynchronous else agent.invoke(state)
+    assert (events, final["messages"][-1].text) == (["start"], "done")
+    assert hookreg._runs == {}  # no run left behind, so the next runs take the idle path
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
 def test_a_run_another_middleware_ends_ends_its_session_once(asynchronous: bool) -> None:
     """A call limit ending the run in its before_model node: around() lists hookreg's nodes, so the session ends."""
     registry, ended = no_evil(), list[str]()
