@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncGenerator
 from typing import Any
 
+import pytest
 from strands import Agent
-from strands.hooks import BeforeToolCallEvent
+from strands.hooks import AfterInvocationEvent, BeforeToolCallEvent
 from strands.hooks import HookRegistry as StrandsHookRegistry
 from strands.middleware import ExecuteToolContext, ExecuteToolStage, MiddlewareNext
 from strands.plugins import Plugin
 from strands.types.events import TypedEvent
+from strands.types.exceptions import EventLoopException
 from test_strands import ScriptedModel, echo_tool
 
-from hookreg import HookRegistry, HookResult, PermissionDeniedContext, PreToolCallDecideContext
+from hookreg import (
+    HookRegistry,
+    HookResult,
+    PermissionDeniedContext,
+    PostToolCallContext,
+    PreToolCallDecideContext,
+    StopRun,
+)
 from hookreg.adapters.strands import HookregProvider
 
 DANGER = "rm -rf /"
@@ -135,3 +145,41 @@ def test_strands_background_routing_flag_is_no_edit() -> None:
     Agent(model=model, tools=[echo_tool(tool)], hooks=[provider], background_tasks={}, callback_handler=None)("go")
     assert judged == [{"text": "hi", "_background_execution": False}]
     assert ran == [{"text": "hi"}]
+
+
+class RecordsPassEnds:
+    """A Strands hook provider noting, at ``AfterInvocationEvent`` (order `order`), the exception ending the pass."""
+
+    def __init__(self, order: int) -> None:
+        self.order, self.seen = order, list[type[BaseException] | None]()
+
+    def register_hooks(self, registry: StrandsHookRegistry, **kwargs: Any) -> None:
+        registry.add_callback(AfterInvocationEvent, self.ended, order=self.order)
+
+    def ended(self, event: AfterInvocationEvent) -> None:
+        error = sys.exception()
+        self.seen.append(None if error is None else type(error))
+
+
+@pytest.mark.parametrize("order", [0, 100])
+def test_every_after_invocation_callback_runs_before_a_stop_reaches_the_caller(order: int) -> None:
+    """A hook's `StopRun` reaches the caller as itself once every other ``AfterInvocationEvent`` callback ran.
+
+    Listed after the provider, at Strands' default order or its last
+    (``HookOrder.SDK_LAST``), a callback still sees the pass end as without
+    hookreg: Strands' ``EventLoopException``.
+    """
+    registry, stop = HookRegistry(), StopRun("enough")
+
+    @registry.post_tool_call
+    def stopping(ctx: PostToolCallContext) -> None:
+        raise stop
+
+    other = RecordsPassEnds(order)
+    model = ScriptedModel([{"text": "hi"}, "done"])
+    hooks = [HookregProvider(registry), other]
+    agent = Agent(model=model, tools=[echo_tool(lambda text: text)], hooks=hooks, callback_handler=None)
+    with pytest.raises(StopRun) as raised:
+        agent("go")
+    assert raised.value is stop
+    assert other.seen == [EventLoopException]
