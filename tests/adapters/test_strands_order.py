@@ -177,7 +177,7 @@ def test_every_after_invocation_callback_runs_before_a_stop_reaches_the_caller(o
 
     other = RecordsPassEnds(order)
     model = ScriptedModel([{"text": "hi"}, "done"])
-    hooks = [HookregProvider(registry), other]
+    hooks: list[Any] = [HookregProvider(registry), other]
     agent = Agent(model=model, tools=[echo_tool(lambda text: text)], hooks=hooks, callback_handler=None)
     with pytest.raises(StopRun) as raised:
         agent("go")
