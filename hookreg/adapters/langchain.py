@@ -141,6 +141,7 @@ from hookreg import (
     TurnAction,
 )
 from hookreg._lifecycle import (
+    ANSWER_POINTS,
     DELTA_POINTS,
     MODEL_CALL_POINTS,
     STOPPED_NOTICE,
@@ -231,6 +232,8 @@ _TOOL_POINTS = (
     HookPoint.POST_TOOL_CALL_FAILURE,
     HookPoint.ON_TOOL_ERROR,
 )
+# The points that read a model's answer (`_after_model`): with none, and no review under way, it is not read.
+_ANSWER_READERS = (HookPoint.INVALID_TOOL_CALL, *ANSWER_POINTS, HookPoint.STOP)
 # The points that need the model's stream: the deltas, and invalid_tool_call (malformed streamed argument text).
 _OBSERVING_POINTS = (*DELTA_POINTS, HookPoint.INVALID_TOOL_CALL)
 # The middleware hooks LangChain makes a graph node of around the model call, and those that may change a tool call.
@@ -286,21 +289,32 @@ def _drive(registry: HookRegistry, flow: _Flow[_R], handler: Callable[[Any], Any
     return run_flow(registry, flow, call)
 
 
-async def _adrive(
+def _adrive(
     registry: HookRegistry, flow: _Flow[_R], handler: Callable[[Any], Awaitable[Any]] | None = None
-) -> _R:
-    """Run `flow` with the registry's ``a``-methods, awaiting `handler` for each `_Call`."""
+) -> Coroutine[Any, Any, _R]:
+    """Run `flow` with the registry's ``a``-methods, awaiting `handler` for each `_Call`.
+
+    A plain function returning `arun_flow`'s coroutine, and each `_Call`
+    hands on `handler`'s awaitable itself: every coroutine layer between the
+    flow's driver and LangChain's handler is resumed again each time the
+    model or the tool suspends, so there is none.
+    """
 
     if handler is None:
-        return await arun_flow(registry, flow)
+        return arun_flow(registry, flow)
 
-    async def call(op: _Call) -> Any:
+    def call(op: _Call) -> Awaitable[Any]:
         if op.stream is None and _STREAM.get() is None:  # nothing to observe, and no stream to hide
-            return await handler(op.request)
-        with _streaming(op.stream):
-            return await handler(op.request)
+            return handler(op.request)
+        return _astreamed(handler, op)
 
-    return await arun_flow(registry, flow, call)
+    return arun_flow(registry, flow, call)
+
+
+async def _astreamed(handler: Callable[[Any], Awaitable[Any]], op: _Call) -> Any:
+    """Await `handler` on the call's request while the model calls report their stream to `op.stream`."""
+    with _streaming(op.stream):
+        return await handler(op.request)
 
 
 # --- reading LangChain's state ------------------------------------------------------
@@ -326,21 +340,25 @@ def _snapshot(args: object) -> Any:
         return dict(args) if isinstance(args, Mapping) else args
 
 
-@dataclass(frozen=True, slots=True)
 class _Where:
     """The LangGraph run a graph step belongs to: its ``RunControl``, its agent graph's namespace, its thread."""
 
-    control: object
-    namespace: str
+    __slots__ = ("_thread", "control", "key", "namespace")
 
-    @property
-    def key(self) -> tuple[int, str]:
-        return id(self.control), self.namespace
+    def __init__(self, control: object, namespace: str) -> None:
+        self.control, self.namespace = control, namespace
+        self.key: tuple[int, str] = (id(control), namespace)
+        self._thread: str | None = None
 
     @property
     def thread(self) -> str:
-        """The step's thread, read only when a run is opened or resumed (every other step finds its run by key)."""
-        return _thread_id()
+        """The step's thread, read only when a run is opened or resumed (every other step finds its run by key).
+
+        Read once per step: opening a run asks for it more than once.
+        """
+        if self._thread is None:
+            self._thread = _thread_id()
+        return self._thread
 
 
 def _where() -> _Where:
@@ -407,7 +425,11 @@ class _Run:
 
 def _listening(registry: HookRegistry, points: Sequence[HookPoint]) -> bool:
     """Whether a hook listens at any of `points` now (`HookRegistry.has_hooks`: a dict read each)."""
-    return any(registry.has_hooks(point) for point in points)
+    has = registry.has_hooks
+    for point in points:  # noqa: SIM110 -- a loop: no generator built per question
+        if has(point):
+            return True
+    return False
 
 
 def _defines(middleware: AgentMiddleware[Any, Any, Any], *hooks: str) -> bool:
@@ -640,9 +662,15 @@ def _response(messages: list[AnyMessage], structured: Any) -> ModelResponse[Any]
     return ModelResponse(result=cast("list[Any]", messages), structured_response=structured)
 
 
-def _ends(messages: Sequence[AnyMessage], response: ModelResponse[Any]) -> bool:
-    """Whether LangChain's edge after the model node ends the run on `messages` (its ``model_to_tools`` rules)."""
-    answer, answered = _answer(messages)
+def _ends(state: Sequence[AnyMessage], result: Sequence[AnyMessage], response: ModelResponse[Any]) -> bool:
+    """Whether LangChain's edge after the model node ends the run on `state` + `result` (its ``model_to_tools`` rules).
+
+    The latest answer is the model node's own (in `result`) but for a node
+    that answered nothing: only then is the whole conversation read.
+    """
+    answer, answered = _answer(result)
+    if answer is None:
+        answer, answered = _answer([*state, *result])
     if answer is None or not answer.tool_calls:
         return True
     if any(call["id"] not in answered for call in answer.tool_calls):
@@ -1050,11 +1078,13 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return self._stopping(run, [], update)
         response: ModelResponse[Any] = yield from self._model_call(run, request, asynchronous=asynchronous)
         result = cast("list[AnyMessage]", response.result)
-        update = yield from self._after_model(run, {"messages": [*_messages(state), *result]})
+        update = None
+        if self._reads_answer(run):  # else the state and the answer are not even joined
+            update = yield from self._after_model(run, {"messages": [*_messages(state), *result]})
         if update is not None and "jump_to" in update:
             return self._stopping(run, result, update, response.structured_response)
         messages = _updated(result, update)
-        if _ends([*_messages(state), *messages], response):
+        if _ends(_messages(state), messages, response):
             yield from self._after_agent(run)
         return response if messages is result else _response(messages, response.structured_response)
 
@@ -1090,6 +1120,10 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return _adrive(self.registry, self._turn(request, asynchronous=True), handler)
 
     # --- after_model: model_turn_finished, post_turn, stop -----------------------
+
+    def _reads_answer(self, run: _Run) -> bool:
+        """Whether `_after_model` has anything to do: a hook reads the answer, or a review kept calls from it."""
+        return bool(run.withheld) or _listening(self.registry, _ANSWER_READERS)
 
     def _after_model(self, run: _Run, state: Mapping[str, Any]) -> _Flow[_Update]:
         messages = _messages(state)
@@ -1534,14 +1568,16 @@ class _StagedMiddleware(HookregMiddleware):
         """Judge the answer (``model_turn_finished``), observe it (``post_turn``), and gate stopping (``stop``)."""
         if self._idle():
             return None
-        return _drive(self.registry, self._after_model(self._run(), state))
+        run = self._run()
+        return _drive(self.registry, self._after_model(run, state)) if self._reads_answer(run) else None
 
     @hook_config(can_jump_to=["model", "end"])
     async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """Async twin of `after_model`."""
         if self._idle():
             return None
-        return await _adrive(self.registry, self._after_model(self._run(), state))
+        run = self._run()
+        return await _adrive(self.registry, self._after_model(run, state)) if self._reads_answer(run) else None
 
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> _Update:
         """End the run: ``on_session_end`` (``completed``), or raise the `StopRun` that stopped it."""

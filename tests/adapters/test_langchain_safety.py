@@ -391,6 +391,65 @@ def test_a_run_whose_hooks_all_go_mid_run_still_ends(asynchronous: bool) -> None
 
 
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
+def test_an_answer_nobody_reads_is_not_read(asynchronous: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no hook at an answer's points, the model call reads neither the answer nor the thread more than once."""
+    import hookreg.adapters.langchain as adapter
+
+    def unread(*args: object, **kwargs: object) -> Any:
+        raise AssertionError("an answer nobody reads was read")
+
+    threads: list[str] = []
+
+    def thread_id() -> str:
+        threads.append("read")
+        return ""
+
+    monkeypatch.setattr(HookregMiddleware, "_after_model", unread)
+    monkeypatch.setattr(adapter, "_thread_id", thread_id)
+    registry, ended = no_evil(), list[str]()
+    registry.on_session_end(lambda ctx: ended.append(ctx.outcome.status))
+    agent: Any = create_agent(emailing(SAFE), tools=[mailer([])], middleware=HookregMiddleware(registry).around([]))
+    state = {"messages": [HumanMessage(content="mail alice")]}
+    final = asyncio.run(agent.ainvoke(state)) if asynchronous else agent.invoke(state)
+    assert (final["messages"][-1].text, ended, threads) == ("done", ["completed"], ["read"])
+
+
+def test_the_run_ends_on_the_model_nodes_own_answer() -> None:
+    """The end of a run is read off the model node's answer; the conversation only for a node that answered nothing."""
+    import hookreg.adapters.langchain as adapter
+
+    call = emailing(SAFE).answers[0]
+    done = adapter._response([AIMessage(content="done")], None)
+    assert adapter._ends([call], [AIMessage(content="done")], done)
+    assert not adapter._ends([], [call], adapter._response([call], None))  # the tools run next
+    assert not adapter._ends([HumanMessage(content="hi"), call], [], adapter._response([], None))
+    answered = [call, ToolMessage(content="sent", tool_call_id="call-1")]
+    assert not adapter._ends(answered, [], adapter._response([], None))  # every call answered: the model again
+    assert adapter._ends(answered, [], adapter._response([], {"done": True}))  # unless the structured answer came
+
+
+def test_the_async_driver_awaits_langchains_handler_itself() -> None:
+    """No coroutine layer sits between the flow's driver and LangChain's handler (each would resume at every await)."""
+    import hookreg.adapters.langchain as adapter
+    from hookreg._lifecycle import arun_flow
+
+    assert not inspect.iscoroutinefunction(adapter._adrive)
+
+    def flow() -> Any:
+        return (yield adapter._Call("request"))
+
+    async def handler(request: object) -> object:
+        frame = inspect.currentframe()
+        assert frame is not None
+        assert frame.f_back is not None
+        return frame.f_back.f_code.co_name  # the frame awaiting this handler
+
+    driven = adapter._adrive(HookRegistry(), flow(), handler)
+    assert driven.cr_code is arun_flow.__code__
+    assert asyncio.run(driven) == "arun_flow"
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
 def test_a_run_another_middleware_ends_ends_its_session_once(asynchronous: bool) -> None:
     """A call limit ending the run in its before_model node: around() lists hookreg's nodes, so the session ends."""
     registry, ended = no_evil(), list[str]()
