@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langchain.agents import create_agent
@@ -36,6 +36,7 @@ from hookreg import (
     PostToolCallContext,
     PostToolCallFailureContext,
     PreToolCallDecideContext,
+    PreTurnContext,
 )
 from hookreg.adapters.langchain import HookregMiddleware
 
@@ -353,7 +354,12 @@ def test_hooks_registered_during_an_untracked_run_are_picked_up_at_its_next_step
     def send_email(to: str, body: str) -> str:
         """Send an email, and start listening."""
         if not len(registry):
-            registry.pre_turn(lambda ctx: then(events.append(f"turn {ctx.turn}"), HookResult.allow()))
+
+            @registry.pre_turn
+            def turn(ctx: PreTurnContext) -> HookResult:
+                events.append(f"turn {ctx.turn}")
+                return HookResult.allow()
+
             registry.on_session_start(lambda ctx: events.append("start"))
             registry.on_session_end(lambda ctx: events.append(f"end {ctx.outcome.status}"))
         return f"sent to {to}"
@@ -423,7 +429,7 @@ def test_the_run_ends_on_the_model_nodes_own_answer() -> None:
     assert adapter._ends([call], [AIMessage(content="done")], done)
     assert not adapter._ends([], [call], adapter._response([call], None))  # the tools run next
     assert not adapter._ends([HumanMessage(content="hi"), call], [], adapter._response([], None))
-    answered = [call, ToolMessage(content="sent", tool_call_id="call-1")]
+    answered: list[Any] = [call, ToolMessage(content="sent", tool_call_id="call-1")]
     assert not adapter._ends(answered, [], adapter._response([], None))  # every call answered: the model again
     assert adapter._ends(answered, [], adapter._response([], {"done": True}))  # unless the structured answer came
 
@@ -445,7 +451,7 @@ def test_the_async_driver_awaits_langchains_handler_itself() -> None:
         return frame.f_back.f_code.co_name  # the frame awaiting this handler
 
     driven = adapter._adrive(HookRegistry(), flow(), handler)
-    assert driven.cr_code is arun_flow.__code__
+    assert cast("Any", driven).cr_code is arun_flow.__code__
     assert asyncio.run(driven) == "arun_flow"
 
 
