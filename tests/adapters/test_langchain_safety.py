@@ -340,12 +340,6 @@ def test_an_empty_registry_leaves_every_step_to_langchain(
     assert (sent, final["messages"][-1].text) == ([SAFE], "done")
 
 
-def then(done: object, result: HookResult) -> HookResult:
-    """`result`, once `done` was evaluated (a decide hook that records, as a lambda)."""
-    del done
-    return result
-
-
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["invoke", "ainvoke"])
 def test_hooks_registered_during_an_untracked_run_are_picked_up_at_its_next_step(asynchronous: bool) -> None:
     """A run that started with no hook is not tracked; hooks its tool registers run from the next model call on."""
