@@ -81,7 +81,7 @@ def test_readme_says_what_the_dev_install_brings_and_how_long_the_tests_take() -
     """The README's set-up section: the dev extra brings every framework and Jupyter; both test runs are timed."""
     section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Install and test")[1].split("\n## ")[0]
     assert "pytest                # the fast loop: under 2 minutes on a quiet 2-core machine" in section
-    assert "pytest --slow --cov   # everything, as CI runs it: about 9 minutes there" in section
+    assert "pytest --slow --cov   # everything, as CI runs it: about 6 minutes there" in section
     for brought in ("every supported framework", "Jupyter", "`pytest -m slow`", "`nox -s slow`"):
         assert brought in section
 
