@@ -37,6 +37,7 @@ from hookreg._context import (
     TransformToolResultContext,
     UserPromptSubmitContext,
 )
+from hookreg._dispatch import approved_args
 from hookreg._errors import HookTypeError, HookValueError, StopRun
 from hookreg._log import HookFailure, collecting, log
 from hookreg._points import HookPoint
@@ -519,6 +520,23 @@ def gate(  # noqa: PLR0913 -- the call's three parts and the three things a fram
             text = yield from failed(registry, run, call, error, kind=kind, message=action.reason or None)
             return GateResult(status="failed", call=call, text=text, decided_by=action.decided_by, error=error)
     return (yield from _resolve(registry, run, call, validate))
+
+
+def approved_copy(tool_name: str, args: object) -> Any:
+    """A copy of a call's `args` that nothing changed in place later reaches (DESIGN §3).
+
+    A mapping is copied as the tool would get it (`approved_args`: deep, a value
+    that refuses a copy shared and logged); anything else a framework holds as
+    args (malformed JSON text, say) deep-copied, or kept when it refuses.
+    """
+    if isinstance(args, Mapping):
+        return approved_args(tool_name, args)
+    import copy  # noqa: PLC0415 -- only for a call whose args are no mapping
+
+    try:
+        return copy.deepcopy(args)
+    except Exception:  # noqa: BLE001 -- a value that cannot be copied is compared as it is
+        return args
 
 
 def _resolve(

@@ -116,7 +116,6 @@ alike.
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator, Mapping, Sequence
@@ -151,6 +150,7 @@ from hookreg._lifecycle import (
     RunState,
     Steps,
     Validator,
+    approved_copy,
     arun_flow,
     bind,
     describe,
@@ -330,14 +330,6 @@ class _Judged:
     @property
     def approved(self) -> tuple[str, object]:
         return self.verdict.call.tool_name, self.verdict.call.args
-
-
-def _snapshot(args: object) -> Any:
-    """A deep copy of a call's `args` (a value `copy.deepcopy` refuses is shared: the copy is a shallow one)."""
-    try:
-        return copy.deepcopy(args)
-    except Exception:  # noqa: BLE001 -- hookreg's gate logged the value it could not copy (args_not_copied)
-        return dict(args) if isinstance(args, Mapping) else args
 
 
 class _Where:
@@ -1254,7 +1246,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 self.registry, run.state.run, name, call_id, call["args"], known={*run.tools, name}, offered=offered
             )
         if self._judging():
-            run.judged[call_id] = _Judged((name, _snapshot(call["args"])), verdict)
+            run.judged[call_id] = _Judged((name, approved_copy(name, call["args"])), verdict)
         return verdict
 
     def _withhold(self, state: AgentState[Any]) -> _Flow[_Update]:
@@ -1305,7 +1297,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         call, tool = request.tool_call, request.tool
         if effective.tool_name != call["name"]:  # repaired: a known tool, so the agent has it
             tool = run.tools.get(effective.tool_name, tool)
-        args = dict(_snapshot(effective.args) if self._judging() else effective.args)
+        args = approved_copy(effective.tool_name, effective.args) if self._judging() else dict(effective.args)
         rewritten = ToolCall(name=effective.tool_name, args=args, id=call.get("id"), type="tool_call")
         return request.override(tool_call=rewritten, tool=tool) if tool else request.override(tool_call=rewritten)
 

@@ -48,7 +48,6 @@ Example:
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import time
@@ -73,6 +72,7 @@ from hookreg._lifecycle import (
     GateResult,
     RunState,
     Validator,
+    approved_copy,
     arun_flow,
     error_text,
     failed,
@@ -453,7 +453,9 @@ class _ToolGate(_Part):
             raise ModelRetry(verdict.text) if verdict.status == "retry" else ToolFailed(verdict.text)
         validated = await self._validated(verdict.call, dict(verdict.call.args), handler)
         if _judges(registry):  # what before_tool_execute lets run unjudged: any other arguments are judged again
-            scope.approved[call.tool_call_id] = _snapshot(_plain_validation(ctx, tool_def.name, verdict.call.args))
+            scope.approved[call.tool_call_id] = approved_copy(
+                tool_def.name, _plain_validation(ctx, tool_def.name, verdict.call.args)
+            )
         return validated
 
     async def _validated(
@@ -708,14 +710,6 @@ def _plain_validation(ctx: PaiRunContext[Any], name: str, args: Mapping[str, obj
         )
     except ValidationError:
         return None
-
-
-def _snapshot(args: ValidatedToolArgs | None) -> ValidatedToolArgs | None:
-    """A deep copy of validated arguments to compare later ones with; the arguments themselves if they refuse one."""
-    try:
-        return copy.deepcopy(args)
-    except Exception:  # noqa: BLE001 -- a value that cannot be copied (a lock, a client): compared as it is
-        return args
 
 
 def _raw_finish_reason(response: ModelResponse) -> str | None:

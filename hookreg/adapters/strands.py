@@ -122,7 +122,6 @@ point fires for it.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import sys
@@ -159,6 +158,7 @@ from hookreg._lifecycle import (
     GateResult,
     RunState,
     Steps,
+    approved_copy,
     arun_flow,
     bind,
     failed,
@@ -265,25 +265,6 @@ def _unrouted(args: object) -> object:
     if not isinstance(args, Mapping) or _ROUTING_FLAG not in args:
         return args
     return {key: value for key, value in args.items() if key != _ROUTING_FLAG}
-
-
-_ATOMS: Final = frozenset({str, int, float, bool, type(None)})
-"""The types `copy.deepcopy` hands back as the very object: a mapping holding only these copies as a dict."""
-
-
-def _snapshot(args: object) -> Any:
-    """A deep copy of a call's `args` (a value `copy.deepcopy` refuses is shared: the copy is a shallow one).
-
-    A dict whose keys and values are all atoms (strings, numbers, ``None``: a
-    model's usual arguments) is copied as a dict: what `copy.deepcopy` gives,
-    at a third of its cost (a fifth, for hookreg's read-only dict).
-    """
-    if isinstance(args, dict) and _ATOMS.issuperset(map(type, args.values())) and _ATOMS.issuperset(map(type, args)):
-        return dict(args)
-    try:
-        return copy.deepcopy(args)
-    except Exception:  # noqa: BLE001 -- hookreg's gate logged the value it could not copy (args_not_copied)
-        return dict(args) if isinstance(args, Mapping) else args
 
 
 @dataclass(slots=True, eq=False)
@@ -952,7 +933,8 @@ class HookregProvider:
         if judging:
             # the call as judged: the approved args themselves (hookreg's own deep copy) when they are equal to it
             judged = verdict.call.args if verdict.call.tool_name == name and use["input"] == verdict.call.args else None
-            run.judged[call_id] = _Judged((name, _snapshot(use["input"]) if judged is None else judged), verdict)
+            seen = approved_copy(name, use["input"]) if judged is None else judged
+            run.judged[call_id] = _Judged((name, seen), verdict)
         return verdict
 
     async def before_tool_call(self, event: BeforeToolCallEvent) -> None:
@@ -982,7 +964,8 @@ class HookregProvider:
         call = verdict.call
         # the args handed on are a copy, private to hookreg's verdict: an edit in place is told apart from it
         if call.tool_name != use["name"] or judging:
-            event.tool_use = cast("ToolUse", {**use, "name": call.tool_name, "input": dict(_snapshot(call.args))})
+            handed = approved_copy(call.tool_name, call.args)
+            event.tool_use = cast("ToolUse", {**use, "name": call.tool_name, "input": handed})
 
     def execute_tool(
         self, context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
@@ -1020,7 +1003,7 @@ class HookregProvider:
         call = verdict.call
         tool = context.tool if call.tool_name == use["name"] else _tool_named(context.agent, call.tool_name)
         args = call.args if _ROUTING_FLAG in use["input"] else _unrouted(call.args)  # as Strands routed the call
-        approved = cast("ToolUse", {**use, "name": call.tool_name, "input": dict(_snapshot(args))})
+        approved = cast("ToolUse", {**use, "name": call.tool_name, "input": approved_copy(call.tool_name, args)})
         async for event in next_fn(context.replace(tool=tool, tool_use=approved)):
             yield event
 

@@ -24,7 +24,7 @@ from hookreg import (
     RunContext,
 )
 from hookreg.adapters import strands as adapter
-from hookreg.adapters.strands import HookregProvider, _snapshot
+from hookreg.adapters.strands import HookregProvider
 from hookreg.testing.conformance import RecordingTool
 
 
@@ -119,26 +119,3 @@ def test_a_tool_a_patch_took_away_stays_refused_when_the_patch_hook_is_gone() ->
     assert len(registry) == 0
     assert tool.calls == []
     assert "tool 'other' was not offered for this turn" in model.tool_outputs[0]
-
-
-class _Text(str):
-    """A string subclass: not an atom `_snapshot` copies by reference."""
-
-    __slots__ = ()
-
-
-def test_a_snapshot_of_atoms_is_a_new_dict_and_anything_else_a_deep_copy() -> None:
-    """Atom-only args are copied as a dict (what deepcopy gives); nested or unusual values go through deepcopy."""
-    flat: dict[str, object] = {"text": "hi", "n": 1, "x": 1.5, "ok": True, "none": None}
-    copied = _snapshot(flat)
-    assert copied == flat
-    assert copied is not flat
-    assert type(copied) is dict
-    nested: dict[str, object] = {"items": ["ls"], "opts": {"a": 1}}
-    deep = _snapshot(nested)
-    assert deep == nested
-    assert deep["items"] is not nested["items"]
-    assert deep["opts"] is not nested["opts"]
-    odd = {"text": _Text("hi")}
-    assert _snapshot(odd) == odd
-    assert type(_snapshot(odd)["text"]) is _Text

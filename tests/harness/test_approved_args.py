@@ -189,3 +189,17 @@ def test_approved_args_is_a_deep_copy_whatever_the_values(args: dict[str, object
         assert (approved[key] is not value) is copied
     if not copied:
         assert approved == args
+
+
+def test_approved_copy_of_args_that_are_no_mapping() -> None:
+    """What a framework holds as args when they are no mapping is deep-copied, or kept when it refuses a copy."""
+    from hookreg._lifecycle import approved_copy
+
+    listed = [["ls"]]
+    copied = approved_copy("shell", listed)
+    assert copied == listed
+    assert copied[0] is not listed[0]
+    lock = threading.Lock()
+    assert approved_copy("shell", lock) is lock
+    assert approved_copy("shell", None) is None
+    assert type(approved_copy("shell", {"command": "ls"})) is dict
