@@ -56,6 +56,16 @@ def _read(model: MockModel) -> list[Any]:
     ]
 
 
+def _read_both(registry: HookRegistry, call: types.Content, **agent: Any) -> tuple[list[Any], list[Any]]:
+    """The tool results the model read after `call`, in a run without hookreg and in one with `registry`'s plugin."""
+    read = []
+    for plugins in ([], [HookregPlugin(registry)]):
+        model = MockModel.create([call, _say("done")])
+        asyncio.run(_run(LlmAgent(name="agent", model=model, **agent), plugins))
+        read.append(_read(model))
+    return read[0], read[1]
+
+
 def _silent(registry: HookRegistry) -> list[str]:
     """Hooks at every failure point that give no text; what they saw, in order."""
     seen: list[str] = []
@@ -114,13 +124,10 @@ def test_an_agents_on_tool_error_callback_answers_when_no_hook_gives_a_text() ->
         del tool, args, tool_context
         return {"rescued": str(error)}
 
-    read = []
-    for plugins in ([], [HookregPlugin(registry)]):
-        model = MockModel.create([_call("broken", {"command": "ls"}), _say("done")])
-        agent = LlmAgent(name="agent", model=model, tools=[broken], on_tool_error_callback=rescue)
-        asyncio.run(_run(agent, plugins))
-        read.append(_read(model))
-    assert read[1] == read[0] == [{"rescued": "cannot run ls"}]
+    alone, hooked = _read_both(
+        registry, _call("broken", {"command": "ls"}), tools=[broken], on_tool_error_callback=rescue
+    )
+    assert hooked == alone == [{"rescued": "cannot run ls"}]
     assert seen == ["failure broken", "error broken"]  # no post_tool_call for the agent's answer
 
 
@@ -128,12 +135,8 @@ def test_an_error_result_stands_as_the_tool_returned_it_when_no_hook_gives_a_tex
     """A result dict with an "error" key is a failure; the model reads the tool's own dict, not hookreg's text."""
     registry = HookRegistry()
     seen = _silent(registry)
-    read = []
-    for plugins in ([], [HookregPlugin(registry)]):
-        model = MockModel.create([_call("erring", {"command": "rm"}), _say("done")])
-        asyncio.run(_run(LlmAgent(name="agent", model=model, tools=[erring]), plugins))
-        read.append(_read(model))
-    assert read[1] == read[0] == [{"error": "cannot run rm", "hint": "try ls"}]
+    alone, hooked = _read_both(registry, _call("erring", {"command": "rm"}), tools=[erring])
+    assert hooked == alone == [{"error": "cannot run rm", "hint": "try ls"}]
     assert seen == ["failure erring", "error erring"]
 
 
@@ -147,13 +150,8 @@ def test_an_agents_before_tool_callback_answers_a_call_missing_arguments_when_no
         del tool, args, tool_context
         return {"answered": "by the agent"}
 
-    read = []
-    for plugins in ([], [HookregPlugin(registry)]):
-        model = MockModel.create([_call("echo", {}), _say("done")])
-        agent = LlmAgent(name="agent", model=model, tools=[echo], before_tool_callback=answer)
-        asyncio.run(_run(agent, plugins))
-        read.append(_read(model))
-    assert read[1] == read[0] == [{"answered": "by the agent"}]
+    alone, hooked = _read_both(registry, _call("echo", {}), tools=[echo], before_tool_callback=answer)
+    assert hooked == alone == [{"answered": "by the agent"}]
     assert seen == ["failure echo", "error echo"]
 
 
@@ -161,12 +159,8 @@ def test_an_unknown_tool_gets_adks_own_answer_when_no_hook_gives_a_text() -> Non
     """A call to an unknown tool: ADK's not-found answer, not hookreg's default text."""
     registry = HookRegistry()
     seen = _silent(registry)
-    read = []
-    for plugins in ([], [HookregPlugin(registry)]):
-        model = MockModel.create([_call("nope", {"command": "ls"}), _say("done")])
-        asyncio.run(_run(LlmAgent(name="agent", model=model, tools=[echo]), plugins))
-        read.append(_read(model))
-    assert read[1] == read[0]
+    alone, hooked = _read_both(registry, _call("nope", {"command": "ls"}), tools=[echo])
+    assert hooked == alone
     assert seen == ["failure nope", "error nope"]
 
 
