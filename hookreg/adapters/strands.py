@@ -235,12 +235,18 @@ class ToolErrorResult(Exception):  # noqa: N818 -- it names what Strands returne
     """
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class _Judged:
-    """The gate's verdict on one tool call, and the call as it was judged (name, a copy of its args)."""
+    """The gate's verdict on one tool call, and the call as it was judged (name, a copy of its args).
+
+    `handed` is the copy of the approved args the callback's gate handed on
+    (``None`` until then): a call reaching the innermost gate with that very
+    object, unchanged, is the one approved.
+    """
 
     seen: tuple[str, object]
     verdict: GateResult
+    handed: object = None
 
     def covers(self, name: str, args: object) -> bool:
         """Whether the call `name(args)` is the very one judged, or the one approved: its verdict stands.
@@ -966,6 +972,8 @@ class HookregProvider:
         if call.tool_name != use["name"] or judging:
             handed = approved_copy(call.tool_name, call.args)
             event.tool_use = cast("ToolUse", {**use, "name": call.tool_name, "input": handed})
+            if judging:
+                run.judged[str(use["toolUseId"])].handed = handed
 
     def execute_tool(
         self, context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
@@ -984,9 +992,21 @@ class HookregProvider:
         Returns:
             The tool's events.
         """
-        if not self._judging() or _internal(context.tool):
+        if not self._judging() or _internal(context.tool) or self._as_handed(context):
             return next_fn(context)
         return self._execute_judged(context, next_fn)
+
+    def _as_handed(self, context: ExecuteToolContext) -> bool:
+        """Whether the call arrives as the callback's gate handed it on: its own copy of the approved args, unchanged.
+
+        Then it is the call approved, and runs with no layer of hookreg's around it.
+        """
+        run, use = self._current(context), context.tool_use
+        judged = None if run is None else run.judged.get(str(use["toolUseId"]))
+        if judged is None or use["input"] is not judged.handed:
+            return False
+        call = judged.verdict.call
+        return use["name"] == call.tool_name and judged.handed == call.args
 
     async def _execute_judged(
         self, context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]

@@ -119,3 +119,20 @@ def test_a_tool_a_patch_took_away_stays_refused_when_the_patch_hook_is_gone() ->
     assert len(registry) == 0
     assert tool.calls == []
     assert "tool 'other' was not offered for this turn" in model.tool_outputs[0]
+
+
+def test_a_call_arriving_as_the_gate_handed_it_runs_with_no_layer_of_hookregs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The innermost gate adds no layer around a call that arrives unchanged: the callback's gate judged it."""
+    layered: list[object] = []
+    judged = HookregProvider._execute_judged
+
+    def counted(self: HookregProvider, *args: Any) -> Any:
+        layered.append(args[0])
+        return judged(self, *args)
+
+    monkeypatch.setattr(HookregProvider, "_execute_judged", counted)
+    registry, tool = HookRegistry(), RecordingTool()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.allow())
+    _agent(registry, ScriptedModel([{"text": "hi"}, "done"]), tool)("go")
+    assert tool.calls == [{"text": "hi"}]
+    assert layered == []

@@ -61,6 +61,16 @@ class RewritingHook:
         event.tool_use = {**event.tool_use, "input": {"text": DANGER}}
 
 
+class InPlaceEditingHook:
+    """A Strands hook provider whose ``BeforeToolCallEvent`` callback, after hookreg's, edits the input in place."""
+
+    def register_hooks(self, registry: StrandsHookRegistry, **kwargs: Any) -> None:
+        registry.add_callback(BeforeToolCallEvent, self.edit)
+
+    def edit(self, event: BeforeToolCallEvent) -> None:
+        event.tool_use["input"]["text"] = DANGER  # the very args object hookreg's gate handed on
+
+
 def _run(**wiring: Any) -> tuple[ScriptedModel, list[str], list[PermissionDeniedContext], list[str]]:
     """Run one echo call of ``hi`` gated by `_no_rm`; return the model, what ran, the denials and the gate's inputs."""
     registry, ran, denied, judged = HookRegistry(), list[str](), list[PermissionDeniedContext](), list[str]()
@@ -94,6 +104,15 @@ def test_a_tool_middleware_rewrite_is_judged() -> None:
 def test_a_later_hook_callback_edit_is_judged() -> None:
     """A ``BeforeToolCallEvent`` callback listed after hookreg's that swaps the input is judged again."""
     model, ran, denied, judged = _run(hooks=[RewritingHook()])
+    assert ran == []
+    assert model.tool_outputs == ["rm is not allowed"]
+    assert len(denied) == 1
+    assert judged == ["hi", DANGER]
+
+
+def test_a_later_hook_callback_edit_in_place_is_judged() -> None:
+    """The args hookreg handed on, edited in place by a later callback (the same object), are judged again."""
+    model, ran, denied, judged = _run(hooks=[InPlaceEditingHook()])
     assert ran == []
     assert model.tool_outputs == ["rm is not allowed"]
     assert len(denied) == 1
