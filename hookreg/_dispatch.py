@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Generator, Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast, final
+from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn, cast, final
 
 from hookreg._context import PermissionDeniedContext, PreToolCallDecideContext
 from hookreg._errors import HookTypeError, StopRun
@@ -308,7 +308,8 @@ def approved_args(tool_name: str, args: Mapping[str, object]) -> dict[str, objec
     return copied
 
 
-_RESOLUTION_POINTS = (HookPoint.TRANSFORM_TOOL_INPUT, HookPoint.PRE_TOOL_CALL_DECIDE, HookPoint.PERMISSION_DENIED)
+RESOLUTION_POINTS: Final = (HookPoint.TRANSFORM_TOOL_INPUT, HookPoint.PRE_TOOL_CALL_DECIDE, HookPoint.PERMISSION_DENIED)
+"""The points `resolve_tool_call` dispatches, in order."""
 
 
 def resolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
@@ -323,10 +324,9 @@ def resolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> T
     raised after a rewrite carries the rewritten arguments in ``effective_args``.
     """
     copies = self.has_hooks(HookPoint.TRANSFORM_TOOL_INPUT) or self.has_hooks(HookPoint.PRE_TOOL_CALL_DECIDE)
-    plans = snapshot(self, _RESOLUTION_POINTS)  # one resolve runs on the hooks it started with (DESIGN §3)
-    for point in _RESOLUTION_POINTS:
-        reg = self.callbacks(point)
-        hook = next((r for r in reg if r.is_async), None)
+    plans = snapshot(self)  # one resolve runs on the hooks it started with (DESIGN §3)
+    for point in RESOLUTION_POINTS:
+        hook = self._compiled[point].async_hook
         if hook is not None:
             raise async_refusal(point, hook, "aresolve_tool_call")
     token = _RESOLVING.set(_Resolve())
@@ -351,7 +351,7 @@ def resolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> T
 async def _aresolve_tool_call(self: RegistryCore, ctx: PreToolCallDecideContext, /) -> ToolCallResolution:
     """The coroutine `aresolve_tool_call` wraps: what awaiting it runs."""
     copies = self.has_hooks(HookPoint.TRANSFORM_TOOL_INPUT) or self.has_hooks(HookPoint.PRE_TOOL_CALL_DECIDE)
-    plans = snapshot(self, _RESOLUTION_POINTS)  # one resolve runs on the hooks it started with (DESIGN §3)
+    plans = snapshot(self)  # one resolve runs on the hooks it started with (DESIGN §3)
     token = _RESOLVING.set(_Resolve())
     try:
         args = await _atransform(plans, HookPoint.TRANSFORM_TOOL_INPUT, ctx)

@@ -37,11 +37,12 @@ from hookreg._context import (
     TransformToolResultContext,
     UserPromptSubmitContext,
 )
-from hookreg._dispatch import approved_args
+from hookreg._dispatch import RESOLUTION_POINTS, approved_args
 from hookreg._errors import HookTypeError, HookValueError, StopRun
 from hookreg._log import HookFailure, collecting, log
 from hookreg._points import HookPoint
 from hookreg._registration import is_async
+from hookreg._registry import awaits
 from hookreg._results import (
     Decision,
     FinishReason,
@@ -215,9 +216,21 @@ async def arun_flow(
             return done.value  # type: ignore[no-any-return]  # the flow's declared return type
         reply, error = None, None
         try:
-            reply = await (aperform(registry, op) if other is None or isinstance(op, Dispatch) else other(op))
+            if other is not None and not isinstance(op, Dispatch):
+                reply = await other(op)
+            elif _awaited(op.registry or registry, op):
+                reply = await aperform(registry, op)
+            else:  # no hook it reaches awaits: the sync method does the same, without a coroutine
+                reply = perform(registry, op)
         except BaseException as exc:  # noqa: BLE001 -- thrown into the flow, which decides what it means
             error = exc
+
+
+def _awaited(registry: HookRegistry, op: Dispatch) -> bool:
+    """Whether performing `op` on `registry` awaits anything (else `perform` does what `aperform` would)."""
+    if op.method == "resolve_tool_call":
+        return any(awaits(registry, point) for point in RESOLUTION_POINTS)
+    return awaits(registry, op.point)
 
 
 def _notify(registry: HookRegistry, point: HookPoint, build: Callable[[], object]) -> Steps[None]:

@@ -30,7 +30,16 @@ if TYPE_CHECKING:
     """What fills the wrapper slot: given a registry, one point's `CompiledPoint` and the runner it wraps
     (the `CompiledPoint` itself, or the previous wrapper's), the runner every dispatch of that point goes to."""
 
-__all__ = ["RegistryCore", "add_wrapper", "hook_rows", "including", "reachable", "remove_wrapper", "snapshot"]
+__all__ = [
+    "RegistryCore",
+    "add_wrapper",
+    "awaits",
+    "hook_rows",
+    "including",
+    "reachable",
+    "remove_wrapper",
+    "snapshot",
+]
 
 
 _Core = TypeVar("_Core", bound="RegistryCore")  # what `include` took: its Inclusion gives back that very class
@@ -45,6 +54,7 @@ class RegistryCore:
         self._parents: list[ref[RegistryCore]] = []  # the registries that include this one, weakly held
         self._compiled: dict[HookPoint, CompiledPoint] = {}
         self._has: dict[HookPoint, bool] = {}
+        self._awaits: dict[HookPoint, bool] = {}  # whether an a-method dispatch of the point awaits anything
         self._count = 0  # hooks at every point, included ones too: `len` in one read (adapters ask it per run)
         # Per-style tables, so that a dispatch is one dict lookup and a point of
         # another style is simply missing. Value strings find their point too:
@@ -257,6 +267,7 @@ class RegistryCore:
             plan = compiled.plan.detour(runner)
         self._plans[point.style][point] = plan
         self._has[point] = bool(compiled.hooks)
+        self._awaits[point] = runner.arun is not None
 
     # --- introspection --------------------------------------------------------
 
@@ -345,27 +356,31 @@ def hook_rows(registry: RegistryCore) -> list[tuple[HookPoint, Registration, str
     ]
 
 
-def snapshot(registry: RegistryCore, points: Iterable[HookPoint]) -> RegistryCore:
-    """`registry`'s plans for `points` as they are now, to dispatch those points on whatever hooks change later.
+def awaits(registry: RegistryCore, point: HookPoint) -> bool:
+    """Whether an a-method dispatch of `point` awaits anything (an async or dual-path hook, a wrapper's runner).
+
+    When none does, the sync method does exactly what the a-method would, without a coroutine.
+    """
+    return registry._awaits[point]
+
+
+def snapshot(registry: RegistryCore) -> RegistryCore:
+    """`registry`'s plans as they are now, to dispatch on whatever hooks change later.
 
     What a dispatch function takes as its registry when several dispatches must
     run on one set of hooks (a resolve's three points, DESIGN §3): it reads
-    nothing but the plan tables, so a `_Snapshot` holding only theirs stands in.
+    nothing but the per-style plan tables, so a `_Snapshot` holding copies of theirs stands in.
     """
-    taken = _Snapshot()
-    for point in points:
-        taken._plans[point.style][point] = registry._plans[point.style][point]
-    return cast("RegistryCore", taken)
+    return cast("RegistryCore", _Snapshot(registry))
 
 
 @final
 class _Snapshot:
-    """The plan tables of a `snapshot`: the per-style tables a dispatch function reads, and nothing else."""
+    """The plan tables of a `snapshot`: copies of the per-style tables a dispatch function reads, and nothing else."""
 
-    __slots__ = ("_decide", "_notify", "_plans", "_transform")
+    __slots__ = ("_decide", "_notify", "_transform")
 
-    def __init__(self) -> None:
-        self._plans: dict[HookStyle, dict[HookPoint, Plan]] = {style: {} for style in HookStyle}
-        self._decide = self._plans[HookStyle.DECIDE]
-        self._transform = self._plans[HookStyle.TRANSFORM]
-        self._notify = self._plans[HookStyle.OBSERVE]
+    def __init__(self, registry: RegistryCore) -> None:
+        self._decide = dict(registry._decide)
+        self._transform = dict(registry._transform)
+        self._notify = dict(registry._notify)

@@ -15,8 +15,11 @@ from hookreg import (
     HookResult,
     HookSignatureError,
     HookValueError,
+    PermissionDeniedContext,
     PostToolCallContext,
     PreToolCallDecideContext,
+    RunContext,
+    _lifecycle,
 )
 
 TOOL = PreToolCallDecideContext(tool_name="bash", args={"command": "ls"}, call_id="c1")
@@ -66,6 +69,16 @@ class Observer:
 
     async def acall(self, ctx: PostToolCallContext) -> None:
         self.paths.append("async")
+
+
+class Denials:
+    """A dual-path ``permission_denied`` observer that does nothing on either path."""
+
+    def __call__(self, ctx: PermissionDeniedContext) -> None:
+        del ctx
+
+    async def acall(self, ctx: PermissionDeniedContext) -> None:
+        del ctx
 
 
 def test_sync_surface_calls_dunder_call() -> None:
@@ -213,3 +226,36 @@ def test_a_sync_acall_does_not_make_a_dual_path_hook() -> None:
 
     with pytest.raises(HookValueError, match="timeout"):
         HookRegistry().register(HookPoint.PRE_TOOL_CALL_DECIDE, NotDual(), timeout=1.0)
+
+
+def test_a_flow_awaited_takes_the_async_path_of_every_dual_path_hook() -> None:
+    """`arun_flow` hands a point with a dual-path hook to the a-method: its ``acall`` runs, never ``__call__``."""
+    registry, decider, rewrite = HookRegistry(), Gate(HookResult.allow()), Rewrite()
+    registry.register(HookPoint.PRE_TOOL_CALL_DECIDE, decider)
+    registry.register(HookPoint.TRANSFORM_TOOL_INPUT, rewrite)
+    flow = _lifecycle.gate(registry, RunContext(), "bash", "c1", {"command": "ls"}, known={"bash"})
+    verdict = asyncio.run(_lifecycle.arun_flow(registry, flow))
+    assert verdict.allowed
+    assert dict(verdict.call.args) == {"command": "ls", "path": "async"}
+    assert decider.paths == ["async"]
+
+
+def test_a_flow_awaited_over_sync_hooks_only_calls_them_without_a_coroutine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no hook a dispatch reaches awaits, `arun_flow` calls the sync method: the same result, no coroutine."""
+    awaited: list[str] = []
+    aperform = _lifecycle.aperform
+
+    async def counted(registry: HookRegistry, op: _lifecycle.Dispatch) -> object:
+        awaited.append(op.method)
+        return await aperform(registry, op)
+
+    monkeypatch.setattr(_lifecycle, "aperform", counted)
+    registry = HookRegistry()
+    registry.pre_tool_call_decide(lambda ctx: HookResult.deny("no"))
+    flow = _lifecycle.gate(registry, RunContext(), "bash", "c1", {"command": "ls"}, known={"bash"})
+    verdict = asyncio.run(_lifecycle.arun_flow(registry, flow))
+    assert (verdict.allowed, verdict.text, awaited) == (False, "no", [])
+    registry.register(HookPoint.PERMISSION_DENIED, Denials())  # now one hook on the way awaits
+    flow = _lifecycle.gate(registry, RunContext(), "bash", "c1", {"command": "ls"}, known={"bash"})
+    assert not asyncio.run(_lifecycle.arun_flow(registry, flow)).allowed
+    assert awaited == ["resolve_tool_call"]
