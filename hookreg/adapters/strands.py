@@ -1003,7 +1003,7 @@ class HookregProvider:
         """
         run, use = self._current(context), context.tool_use
         judged = None if run is None else run.judged.get(str(use["toolUseId"]))
-        if judged is None or use["input"] is not judged.handed:
+        if judged is None or judged.handed is None or use["input"] is not judged.handed:
             return False
         call = judged.verdict.call
         return use["name"] == call.tool_name and judged.handed == call.args
