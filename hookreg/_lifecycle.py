@@ -42,7 +42,7 @@ from hookreg._errors import HookTypeError, HookValueError, StopRun
 from hookreg._log import HookFailure, collecting, log
 from hookreg._points import HookPoint
 from hookreg._registration import is_async
-from hookreg._registry import awaits
+from hookreg._registry import awaits, listens
 from hookreg._results import (
     Decision,
     FinishReason,
@@ -80,6 +80,7 @@ __all__ = [
     "finish_reason",
     "gate",
     "is_async",
+    "listens",
     "log",
     "missing_framework",
     "outcome_for",
@@ -229,8 +230,8 @@ async def arun_flow(
 def _awaited(registry: HookRegistry, op: Dispatch) -> bool:
     """Whether performing `op` on `registry` awaits anything (else `perform` does what `aperform` would)."""
     if op.method == "resolve_tool_call":
-        return any(awaits(registry, point) for point in RESOLUTION_POINTS)
-    return awaits(registry, op.point)
+        return awaits(registry, RESOLUTION_POINTS)
+    return awaits(registry, (op.point,))
 
 
 def _notify(registry: HookRegistry, point: HookPoint, build: Callable[[], object]) -> Steps[None]:

@@ -36,6 +36,7 @@ __all__ = [
     "awaits",
     "hook_rows",
     "including",
+    "listens",
     "reachable",
     "remove_wrapper",
     "snapshot",
@@ -54,7 +55,8 @@ class RegistryCore:
         self._parents: list[ref[RegistryCore]] = []  # the registries that include this one, weakly held
         self._compiled: dict[HookPoint, CompiledPoint] = {}
         self._has: dict[HookPoint, bool] = {}
-        self._awaits: dict[HookPoint, bool] = {}  # whether an a-method dispatch of the point awaits anything
+        self._heard: set[HookPoint] = set()  # the points with a hook: whether any of several has one, in one call
+        self._awaiting: set[HookPoint] = set()  # the points whose a-method dispatch awaits anything
         self._count = 0  # hooks at every point, included ones too: `len` in one read (adapters ask it per run)
         # Per-style tables, so that a dispatch is one dict lookup and a point of
         # another style is simply missing. Value strings find their point too:
@@ -266,8 +268,9 @@ class RegistryCore:
             runner = wrapper(self, compiled, runner)
             plan = compiled.plan.detour(runner)
         self._plans[point.style][point] = plan
-        self._has[point] = bool(compiled.hooks)
-        self._awaits[point] = runner.arun is not None
+        self._has[point] = heard = bool(compiled.hooks)
+        (self._heard.add if heard else self._heard.discard)(point)
+        (self._awaiting.add if runner.arun is not None else self._awaiting.discard)(point)
 
     # --- introspection --------------------------------------------------------
 
@@ -356,12 +359,17 @@ def hook_rows(registry: RegistryCore) -> list[tuple[HookPoint, Registration, str
     ]
 
 
-def awaits(registry: RegistryCore, point: HookPoint) -> bool:
-    """Whether an a-method dispatch of `point` awaits anything (an async or dual-path hook, a wrapper's runner).
+def listens(registry: RegistryCore, points: Iterable[HookPoint]) -> bool:
+    """Whether a dispatch of any of `points` would call a hook: `has_hooks` of several points in one call."""
+    return not registry._heard.isdisjoint(points)
+
+
+def awaits(registry: RegistryCore, points: Iterable[HookPoint]) -> bool:
+    """Whether an a-method dispatch of any of `points` awaits anything (an async or dual-path hook, a wrapper).
 
     When none does, the sync method does exactly what the a-method would, without a coroutine.
     """
-    return registry._awaits[point]
+    return not registry._awaiting.isdisjoint(points)
 
 
 def snapshot(registry: RegistryCore) -> RegistryCore:

@@ -27,6 +27,7 @@ from hookreg import (
     PreToolCallDecideContext,
     Registration,
 )
+from hookreg._registry import listens
 
 GATE: Final = HookPoint.PRE_TOOL_CALL_DECIDE
 
@@ -763,3 +764,30 @@ def test_len_counts_every_hook_through_registrations_inclusions_removals_and_wra
         assert (len(inner), len(outer)) == (counted(inner), counted(outer)) == (2, 3)
     inner.unregister("a")
     assert (len(inner), len(outer)) == (1, 2)
+
+
+def test_listens_agrees_with_has_hooks_of_each_point_through_inclusions_and_removals() -> None:
+    """`listens(registry, points)` (what adapters ask per framework event) is ``any(has_hooks)`` at every change."""
+    inner, outer = HookRegistry(), HookRegistry()
+    outer.include(inner)
+    observe = HookPoint.POST_TOOL_CALL
+
+    def agrees() -> None:
+        for registry in (inner, outer):
+            for points in ((GATE,), (observe,), (GATE, observe), (HookPoint.STOP, HookPoint.PRE_TURN), ()):
+                assert listens(registry, points) is any(map(registry.has_hooks, points)), (registry, points)
+
+    agrees()
+    gate = inner.register(GATE, allow)
+    agrees()
+    assert listens(outer, (HookPoint.STOP, GATE))
+    seen = outer.register(observe, lambda ctx: None)
+    second = inner.register(GATE, lambda ctx: HookResult.allow())
+    agrees()
+    gate.remove()
+    agrees()
+    assert listens(outer, (GATE,))  # the second gate still listens
+    second.remove()
+    seen.remove()
+    agrees()
+    assert not listens(outer, tuple(HookPoint))

@@ -56,6 +56,7 @@ from hookreg._lifecycle import (
     arun_flow,
     failed,
     gate,
+    listens,
     missing_framework,
     outcome_for,
     require_registry,
@@ -305,7 +306,7 @@ def with_hookreg(config: _ConfigT, registry: HookRegistry) -> _ConfigT:
     sessions = _Sessions(registry)
 
     def wanted(table: tuple[tuple[tuple[HookPoint, ...], type[Any]], ...]) -> list[Any]:
-        return [cls(sessions) for points, cls in table if any(map(registry.has_hooks, points))]
+        return [cls(sessions) for points, cls in table if listens(registry, points)]
 
     first, last = wanted(_RUN_LEVEL), wanted(_TOOL_LEVEL)
     if not first and not last:

@@ -78,6 +78,7 @@ from hookreg._lifecycle import (
     ask,
     failed,
     gate,
+    listens,
     missing_framework,
     present,
     require_registry,
@@ -247,7 +248,7 @@ class HookregHooks:
         Raises:
             StopRun: A hook stopped the run (the same object).
         """
-        if not any(map(self.registry.has_hooks, _REACHED)):
+        if not listens(self.registry, _REACHED):
             return sdk_query(prompt=prompt, options=options, transport=transport)
         return self._session(prompt, options, transport)
 
@@ -297,7 +298,7 @@ class HookregHooks:
         options = options or ClaudeAgentOptions()
         registry = self.registry
         hooks: dict[HookEvent, list[HookMatcher]] = {k: list(v) for k, v in (options.hooks or {}).items()}
-        listened = {event for event, points in _EVENTS.items() if any(map(registry.has_hooks, points))}
+        listened = {event for event, points in _EVENTS.items() if listens(registry, points)}
         if listened:  # hooks read the turn in their contexts: count turns whenever a callback runs at all
             listened.add("PostToolBatch")
         for event in _EVENTS:

@@ -59,6 +59,7 @@ from hookreg._lifecycle import (
     error_text,
     failed,
     gate,
+    listens,
     missing_framework,
     outcome_for,
     present,
@@ -198,17 +199,13 @@ class HookregPlugin(BasePlugin):
             state.turns = scope.turns
         return state
 
-    def _listens(self, points: tuple[HookPoint, ...]) -> bool:
-        """Whether a hook listens at any of `points` (dict reads: this runs on every ADK callback)."""
-        return any(map(self.registry.has_hooks, points))
-
     # --- the run ----------------------------------------------------------------------------
 
     async def before_run_callback(self, *, invocation_context: Any) -> types.Content | None:
         """Start the session and gate the prompt (a deny raises `hookreg.StopRun` before any model call)."""
         scope = self._scope(invocation_context)
         scope.prompt = invocation_context.user_content
-        if not self._listens((HookPoint.ON_SESSION_START, HookPoint.USER_PROMPT_SUBMIT)):
+        if not listens(self.registry, (HookPoint.ON_SESSION_START, HookPoint.USER_PROMPT_SUBMIT)):
             return None
         stopped = await arun_flow(self.registry, self._state(scope).start())
         if stopped is not None:
@@ -296,9 +293,9 @@ class HookregPlugin(BasePlugin):
             if stopped is not None:
                 scope.stopped = stopped
                 raise StopRun(stopped.reason)
-        if self._listens(DELTA_POINTS):
+        if listens(self.registry, DELTA_POINTS):
             scope.deltas = self._state(scope).deltas()
-        if not self._listens((HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)):
+        if not listens(self.registry, (HookPoint.PRE_MODEL_CALL, HookPoint.MODEL_SELECT)):
             return None
         base = RequestPatch(active_tools=_user_tools(scope.tools))
         default = llm_request.model or ""
@@ -314,9 +311,9 @@ class HookregPlugin(BasePlugin):
     async def after_model_callback(self, *, callback_context: Any, llm_response: Any) -> Any:
         """Fire the delta points for a partial response; for the final one, ``model_turn_finished`` and ``stop``."""
         if llm_response.partial:
-            if not self._listens(DELTA_POINTS):
+            if not listens(self.registry, DELTA_POINTS):
                 return None
-        elif not self._listens(_ANSWER_POINTS):
+        elif not listens(self.registry, _ANSWER_POINTS):
             return None
         scope = self._scope(callback_context)
         state = self._state(scope)
@@ -370,7 +367,7 @@ class HookregPlugin(BasePlugin):
             return None
         scope, registry = self._scope(tool_context), self.registry
         call_id = tool_context.function_call_id or ""
-        if scope.offered is None and not self._listens(_GATE_POINTS):
+        if scope.offered is None and not listens(self.registry, _GATE_POINTS):
             scope.started[call_id] = time.perf_counter()  # for an outcome hook, however late it was registered
             return None
         known = _user_tools(scope.tools)
@@ -459,7 +456,7 @@ class HookregPlugin(BasePlugin):
         The call's records go either way: a call the gate left alone (nobody listened there) is the one ADK ran.
         """
         call, started = scope.calls.pop(call_id, None), scope.started.pop(call_id, None)
-        if not self._listens(points):
+        if not listens(self.registry, points):
             return None
         ms = 0.0 if started is None else (time.perf_counter() - started) * 1000
         return call or ToolCallRequest(call_id, name, dict(tool_args)), ms

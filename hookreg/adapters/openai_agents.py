@@ -113,6 +113,7 @@ from hookreg._lifecycle import (
     bind,
     failed,
     gate,
+    listens,
     missing_framework,
     present,
     require_registry,
@@ -924,7 +925,7 @@ _NO_PATCH: Final = RequestPatch()
 
 def _listens(registry: HookRegistry, points: Iterable[HookPoint]) -> bool:
     """Whether a hook listens at any of `points` now (a dict read each: decided per event, DESIGN §8)."""
-    return any(map(registry.has_hooks, points))
+    return listens(registry, points)
 
 
 async def _turn_finished(call: _Call, answer: _Answer, settings: ModelSettings) -> TurnAction:

@@ -163,6 +163,7 @@ from hookreg._lifecycle import (
     bind,
     failed,
     gate,
+    listens,
     log,
     missing_framework,
     outcome_for,
@@ -650,7 +651,7 @@ class HookregProvider:
                 break
         run = _Run(self.registry, agent_name=getattr(event.agent, "name", None), prompt=prompt)
         self._runs[key] = (event.agent, event.invocation_state, run)
-        if not (self.registry and self._listens(_START_POINTS)):
+        if not listens(self.registry, _START_POINTS):
             return  # the session starts with no context built: a hook registered later builds it (`_Run.state`)
         try:
             outcome = await arun_flow(self.registry, run.state.start())
@@ -669,7 +670,7 @@ class HookregProvider:
             StopRun: The turn was denied (the run ends ``stopped``).
         """
         registry = self.registry
-        if registry and self._listens(_CALL_READERS):
+        if listens(registry, _CALL_READERS):
             self._layer(event.agent, "model")
         run = self._current(event) or _Run(registry)
         if run.retrying:
@@ -773,7 +774,7 @@ class HookregProvider:
         run = self._run(context)
         run.asked = run.sent = context
         run.model = run.restricted = None
-        patching, observing = self._listens(MODEL_CALL_POINTS), self._listens(_STREAM_POINTS)
+        patching, observing = listens(self.registry, MODEL_CALL_POINTS), listens(self.registry, _STREAM_POINTS)
         if not patching and not observing:
             return next_fn(context)  # Strands' own stream: no generator of hookreg's re-yields its events
         return self._invoke_model(context, next_fn, run, patching=patching, observing=observing)
@@ -839,7 +840,7 @@ class HookregProvider:
 
         Not for a failed model call.
         """
-        if event.stop_response is None or not (self.registry and self._listens(ANSWER_POINTS)):
+        if event.stop_response is None or not listens(self.registry, ANSWER_POINTS):
             return
         run = self._run(event)
         if run.kept is not None and run.kept.ended:
@@ -870,13 +871,9 @@ class HookregProvider:
         if action.kind != "continue":
             event.retry = run.retrying = True
 
-    def _listens(self, points: tuple[HookPoint, ...]) -> bool:
-        """Whether a hook listens at any of `points` (read at each call: a hook registered meanwhile counts)."""
-        return any(map(self.registry.has_hooks, points))
-
     def _judging(self) -> bool:
         """Whether any hook judges a call's arguments (with none, nothing is recorded, copied or judged again)."""
-        return self._listens(_GATE_POINTS)
+        return listens(self.registry, _GATE_POINTS)
 
     async def _verdict(self, run: _Run, agent: Any, tool: Any, use: ToolUse, *, judging: bool) -> GateResult:
         """The gate's verdict on the call `use` (`tool`: what Strands resolved it to): an earlier one, else a new one.
@@ -1048,7 +1045,7 @@ class HookregProvider:
         if call_id in run.refused:
             run.refused.discard(call_id)  # the innermost gate refused it: permission_denied was its outcome
             return
-        if not (self.registry and self._listens(_OUTCOME_POINTS)):
+        if not listens(self.registry, _OUTCOME_POINTS):
             run.results[call_id] = event.result  # its text is read only if the run stops before the batch is answered
             return
         text = run.results[call_id] = _text(event.result["content"])
