@@ -101,18 +101,11 @@ def test_a_tool_middleware_rewrite_is_judged() -> None:
     assert judged == ["hi", DANGER]
 
 
-def test_a_later_hook_callback_edit_is_judged() -> None:
-    """A ``BeforeToolCallEvent`` callback listed after hookreg's that swaps the input is judged again."""
-    model, ran, denied, judged = _run(hooks=[RewritingHook()])
-    assert ran == []
-    assert model.tool_outputs == ["rm is not allowed"]
-    assert len(denied) == 1
-    assert judged == ["hi", DANGER]
-
-
-def test_a_later_hook_callback_edit_in_place_is_judged() -> None:
-    """The args hookreg handed on, edited in place by a later callback (the same object), are judged again."""
-    model, ran, denied, judged = _run(hooks=[InPlaceEditingHook()])
+@pytest.mark.parametrize("hook", [RewritingHook, InPlaceEditingHook], ids=["swapped", "edited-in-place"])
+def test_a_later_hook_callback_edit_is_judged(hook: type[Any]) -> None:
+    """A ``BeforeToolCallEvent`` callback listed after hookreg's that swaps the input, or edits in place the very
+    args hookreg handed on, is judged again."""
+    model, ran, denied, judged = _run(hooks=[hook()])
     assert ran == []
     assert model.tool_outputs == ["rm is not allowed"]
     assert len(denied) == 1
