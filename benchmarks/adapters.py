@@ -15,7 +15,8 @@ empty registry adds at most 2%, the four hooks at most 5%.
 The Claude Agent SDK and Antigravity runs start the framework's own process (the Claude Code CLI, the SDK's
 runtime binary) against a fake model server on 127.0.0.1 that the benchmark starts and stops: 0.6 s to 2 s a
 run, so they get at most `ROUND_CAP` rounds and no warm-up beyond their first runs. The
-``claude-agent-sdk-scripted`` row is the SDK's Python side alone, over a transport playing the CLI.
+``claude-agent-sdk-scripted`` row is the SDK's Python side alone, over a transport playing the CLI: a diagnostic
+row (each hook callback is a control-protocol round trip, which the real CLI's run hides), held to no bound.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ by its build function, closed once that framework is measured."""
 
 ROUND_CAP = {"claude-agent-sdk": 150, "antigravity": 60}
 """At most this many rounds for a framework whose run starts a process (0.6 s to 2 s a run)."""
+
+DIAGNOSTIC = {"claude-agent-sdk-scripted"}
+"""Rows that are not a framework's run, so no bound applies: they show where a cost comes from."""
 
 
 def registries() -> dict[str, HookRegistry | None]:
@@ -529,7 +533,7 @@ def table(figures: dict[str, dict[str, float]], rounds: int) -> str:
         cells = [f"{figure['rounds']:.0f}", f"{figure['alone']:,.0f}"]
         for variant in ("empty", "hooked"):
             added = figure[f"{variant} added"]
-            verdict = "met" if added <= BOUNDS[variant] else "missed"
+            verdict = "diagnostic" if name in DIAGNOSTIC else "met" if added <= BOUNDS[variant] else "missed"
             cells += [f"{figure[variant]:,.0f}", f"{added:+.1%} ({verdict})"]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
