@@ -5,12 +5,14 @@
     python benchmarks/adapters.py --only strands --rounds 100   # one framework, writes nothing
 
 What a user feels is the cost per run (DESIGN §9 "In a real framework"). Each framework runs one offline agent
-run — its own test model asks for one tool call, the tool runs, the model answers — three ways, side by side in
-interleaved rounds: the framework alone, with hookreg attached and an empty registry, and with a gate, a transform
-and two observers. A round times one run of each variant (garbage collection off during the run, a collection
-between runs), so a slow spell on the machine hits all three alike; a variant's figure is its median over the
+run — its own test model asks for one tool call, the tool runs, the model answers — side by side in interleaved
+rounds: the framework alone, with hookreg attached and an empty registry, and with a gate, a transform and two
+observers; for pydantic-ai, Strands and LangChain also the floor (`FLOORS`): the framework's own extension objects of
+hookreg's shape, doing nothing. A round times one run of each variant (garbage collection off during the run, a
+collection between runs), so a slow spell on the machine hits all alike; a variant's figure is its median over the
 rounds, and hookreg's cost the median of each round's ratio to the framework's own run in that round. Bounds: an
-empty registry adds at most 2%, the four hooks at most 5%.
+empty registry adds at most 2%, the four hooks at most 5%. With valgrind installed, each framework run in this
+process is also counted in instructions (`counted`), which the machine's other load cannot change.
 
 The Claude Agent SDK and Antigravity runs start the framework's own process (the Claude Code CLI, the SDK's
 runtime binary) against a fake model server on 127.0.0.1 that the benchmark starts and stops: 0.6 s to 2 s a
@@ -27,11 +29,13 @@ import contextlib
 import gc
 import platform
 import re
+import shutil
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +91,13 @@ def shell(command: str) -> str:
     return f"ran {command}"
 
 
-def pydantic_ai(registry: HookRegistry | None) -> Run:
-    """pydantic-ai: a `FunctionModel` calls the tool once, then answers."""
+def pydantic_ai(registry: HookRegistry | None, *, floor: bool = False) -> Run:
+    """pydantic-ai: a `FunctionModel` calls the tool once, then answers.
+
+    The floor: two capabilities that do nothing, outermost and innermost, with the methods hookreg's two override.
+    """
     from pydantic_ai import Agent, models
+    from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
     from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -104,7 +112,35 @@ def pydantic_ai(registry: HookRegistry | None) -> Run:
             return ModelResponse(parts=[TextPart("done")])
         return ModelResponse(parts=[ToolCallPart("shell", {"command": "ls"})])
 
-    capabilities = [] if registry is None else [hookreg_capability(registry)]
+    class RunPoints(AbstractCapability[Any]):
+        def get_ordering(self) -> CapabilityOrdering:
+            return CapabilityOrdering(position="outermost")
+
+        async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+            return await handler()
+
+        async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+            return request_context
+
+        async def after_model_request(self, ctx: Any, *, request_context: Any, response: Any) -> Any:
+            return response
+
+    class ToolGate(AbstractCapability[Any]):
+        def get_ordering(self) -> CapabilityOrdering:
+            return CapabilityOrdering(position="innermost")
+
+        async def wrap_tool_validate(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
+            return await handler(args)
+
+        async def before_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any) -> Any:
+            return args
+
+        async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
+            return await handler(args)
+
+    capabilities: list[Any] = [] if registry is None else [hookreg_capability(registry)]
+    if floor:
+        capabilities = [RunPoints(), ToolGate()]
     agent = Agent(FunctionModel(respond), capabilities=capabilities, tools=[shell])
 
     async def run() -> object:
@@ -134,9 +170,22 @@ def openai_agents(registry: HookRegistry | None) -> Run:
     return run
 
 
-def strands(registry: HookRegistry | None) -> Run:
-    """Strands: a `Model` that calls the tool once, then answers with what the tool said."""
+def strands(registry: HookRegistry | None, *, floor: bool = False) -> Run:
+    """Strands: a `Model` that calls the tool once, then answers with what the tool said.
+
+    The floor: a hook provider that does nothing, on the events hookreg's subscribes to, and a tool middleware that
+    passes each call on (hookreg adds one once a hook judges tool calls).
+    """
     from strands import Agent, tool
+    from strands.hooks import (
+        AfterInvocationEvent,
+        AfterModelCallEvent,
+        AfterToolCallEvent,
+        BeforeInvocationEvent,
+        BeforeModelCallEvent,
+        BeforeToolCallEvent,
+        HookProvider,
+    )
     from strands.models import Model
     from strands.types.content import Messages
     from strands.types.streaming import StreamEvent
@@ -168,8 +217,28 @@ def strands(registry: HookRegistry | None) -> Run:
             yield {"contentBlockStop": {}}
             yield {"messageStop": {"stopReason": "tool_use"}}
 
+    class Provider(HookProvider):
+        def register_hooks(self, registry: Any, **kwargs: Any) -> None:
+            for event in (
+                BeforeInvocationEvent,
+                BeforeModelCallEvent,
+                AfterModelCallEvent,
+                BeforeToolCallEvent,
+                AfterToolCallEvent,
+                AfterInvocationEvent,
+                AfterInvocationEvent,  # hookreg's provider has two callbacks here
+            ):
+                registry.add_callback(event, self.nothing)
+
+        async def nothing(self, event: object) -> None:
+            del event
+
     hooks: list[Any] = [] if registry is None else [HookregProvider(registry)]
-    agent = Agent(model=OneCall(), tools=[tool(shell)], hooks=hooks, callback_handler=None)
+    agent = Agent(model=OneCall(), tools=[tool(shell)], hooks=[Provider()] if floor else hooks, callback_handler=None)
+    if floor:
+        from strands.middleware import ExecuteToolStage
+
+        agent.add_middleware(ExecuteToolStage, lambda context, next_fn: next_fn(context))
 
     async def run() -> object:
         agent.messages = []
@@ -178,9 +247,13 @@ def strands(registry: HookRegistry | None) -> Run:
     return run
 
 
-def langchain(registry: HookRegistry | None) -> Run:
-    """LangChain: a fake chat model calls the tool once, then answers; one compiled agent serves every run."""
+def langchain(registry: HookRegistry | None, *, floor: bool = False) -> Run:
+    """LangChain: a fake chat model calls the tool once, then answers; one compiled agent serves every run.
+
+    The floor: a middleware that does nothing, wrapping the model call and the tool call as hookreg's does.
+    """
     from langchain.agents import create_agent
+    from langchain.agents.middleware import AgentMiddleware
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
@@ -203,7 +276,22 @@ def langchain(registry: HookRegistry | None) -> Run:
         async def _agenerate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
             return self._generate(messages)
 
-    middleware = [] if registry is None else HookregMiddleware(registry).around([])
+    class Wrapping(AgentMiddleware[Any, Any, Any]):
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            return handler(request)
+
+        async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+            return await handler(request)
+
+        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+            return handler(request)
+
+        async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+            return await handler(request)
+
+    middleware: list[Any] = [] if registry is None else HookregMiddleware(registry).around([])
+    if floor:
+        middleware = [Wrapping()]
     agent = create_agent(OneCall(messages=iter(())), tools=[tool(shell)], middleware=middleware)
 
     async def run() -> object:
@@ -455,6 +543,14 @@ FRAMEWORKS: dict[str, Callable[[HookRegistry | None], Run]] = {
     "antigravity": antigravity,
 }
 
+FLOORS: dict[str, Callable[[], Run]] = {
+    "pydantic-ai": lambda: pydantic_ai(None, floor=True),
+    "strands": lambda: strands(None, floor=True),
+    "langchain": lambda: langchain(None, floor=True),
+}
+"""The floor of a framework: its own extension objects, subscribed where hookreg's adapter is with the four hooks,
+doing nothing. What the framework charges for any extension of that shape, below which no adapter's cost goes."""
+
 
 def measure(rounds: int, names: Sequence[str]) -> dict[str, dict[str, float]]:
     """µs per run of the three variants of each framework in `names` (median over interleaved rounds)."""
@@ -467,10 +563,17 @@ def measure(rounds: int, names: Sequence[str]) -> dict[str, dict[str, float]]:
     return figures
 
 
+def builds(name: str) -> dict[str, Run]:
+    """The variants of framework `name`, each built once: alone, the floor (where measured), empty, hooked."""
+    runs = {variant: FRAMEWORKS[name](registry) for variant, registry in registries().items()}
+    if name in FLOORS:
+        runs["floor"] = FLOORS[name]()
+    return runs
+
+
 def _measure(loop: asyncio.AbstractEventLoop, name: str, rounds: int) -> dict[str, float]:
-    """µs per run of the three variants of one framework, and the rounds measured."""
-    build = FRAMEWORKS[name]
-    runs = {variant: build(registry) for variant, registry in registries().items()}
+    """µs per run of the variants of one framework, and the rounds measured."""
+    runs = builds(name)
     outputs = {variant: loop.run_until_complete(run()) for variant, run in runs.items()}
     if len(set(map(str, outputs.values()))) != 1:
         msg = f"Cannot compare {name}'s runs: they answered differently ({outputs}). Fix the benchmark's runs."
@@ -498,8 +601,67 @@ def _measure(loop: asyncio.AbstractEventLoop, name: str, rounds: int) -> dict[st
     return {"rounds": rounds, **{variant: statistics.median(times) for variant, times in samples.items()}, **added}
 
 
-def table(figures: dict[str, dict[str, float]], rounds: int) -> str:
-    """The Markdown section RESULTS.md gets."""
+NOTES = [
+    "Where the misses come from, counted in Python calls per run: pydantic-ai calls every hook method of every"
+    " capability at each step and copies its run context for each (a capability with no method of its own already"
+    " costs about 6% of the run); LangChain's price for any middleware wrapping its model and tool calls is in its"
+    " floor above; Strands asks `inspect` whether each callback is async on every event. The"
+    " `claude-agent-sdk-scripted` row is a diagnostic, held to no bound: the SDK's Python side over a transport"
+    " playing the CLI, where each hook callback is a control-protocol round trip that the real CLI's run hides.",
+]
+"""The text under the table (it is rewritten with it)."""
+
+
+COUNTED_RUNS = 10
+"""Runs counted per variant, beyond the warm-up that both of its processes run."""
+
+
+def counted(names: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Thousands of instructions per run of each variant (callgrind), for the frameworks run in this process.
+
+    A second measure, immune to the machine's other load: a variant's count is that of a process running
+    `COUNTED_RUNS` runs after the warm-up, less that of the same process running none. The frameworks whose run
+    starts a process of their own (`ROUND_CAP`) are not counted: their cost is in that process. Without valgrind,
+    nothing is counted.
+    """
+    if shutil.which("valgrind") is None:
+        return {}
+    from dispatch import instructions
+
+    jobs = [(name, variant) for name in names if name not in ROUND_CAP for variant in builds(name)]
+
+    def per_run(job: tuple[str, str]) -> float:
+        script = (__file__, "--count", *job)
+        return (
+            (instructions(cache, *script, str(COUNTED_RUNS)) - instructions(cache, *script, "0")) / COUNTED_RUNS / 1000
+        )
+
+    with tempfile.TemporaryDirectory() as cache, ThreadPoolExecutor(2) as pool:  # counts ignore the machine's load
+        counts = dict(zip(jobs, pool.map(per_run, jobs), strict=True))
+    figures: dict[str, dict[str, float]] = {}
+    for (name, variant), n in counts.items():
+        figures.setdefault(name, {})[variant] = n
+    for figure in figures.values():
+        figure.update(
+            {f"{variant} added": n / figure["alone"] - 1 for variant, n in figure.items() if variant != "alone"}
+        )
+    return figures
+
+
+def count(name: str, variant: str, runs: int) -> None:
+    """Run `runs` runs of one variant after a warm-up, for callgrind to count (``--count``)."""
+    loop = asyncio.new_event_loop()
+    run = builds(name)[variant]
+    for _ in range(20):
+        loop.run_until_complete(run())
+    gc.collect()
+    gc.disable()
+    for _ in range(runs):
+        loop.run_until_complete(run())
+
+
+def table(figures: dict[str, dict[str, float]], rounds: int, counts: dict[str, dict[str, float]]) -> str:
+    """The Markdown section RESULTS.md gets: the timed figures, and the counted ones when there are."""
     versions = []
     for distribution in (
         "pydantic-ai-slim",
@@ -524,19 +686,37 @@ def table(figures: dict[str, dict[str, float]], rounds: int) -> str:
         "One offline run (the framework's test model asks for one tool call, then answers), µs per run, median;"
         " hookreg's cost as a share of the framework's run (the median of each round's ratio to the framework's"
         " run in that round), against DESIGN §9's bounds (empty registry ≤ 2%; a gate, a transform and two"
-        " observers ≤ 5%):",
+        " observers ≤ 5%). The floor, where measured: the framework's own extension objects, subscribed where"
+        " hookreg's adapter is with the four hooks and doing nothing (what the framework charges any extension of"
+        " that shape, below which no adapter's cost goes):",
         "",
-        "| framework | rounds | alone | empty registry | + | gate, transform, 2 observers | + |",
-        "|---|--:|--:|--:|--:|--:|--:|",
+        "| framework | rounds | alone | floor | + | empty registry | + | gate, transform, 2 observers | + |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
-    for name, figure in figures.items():
-        cells = [f"{figure['rounds']:.0f}", f"{figure['alone']:,.0f}"]
-        for variant in ("empty", "hooked"):
-            added = figure[f"{variant} added"]
-            verdict = "diagnostic" if name in DIAGNOSTIC else "met" if added <= BOUNDS[variant] else "missed"
-            cells += [f"{figure[variant]:,.0f}", f"{added:+.1%} ({verdict})"]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    lines += [f"| {name} | {figure['rounds']:.0f} | " + _cells(name, figure) for name, figure in figures.items()]
+    if counts:
+        lines += [
+            "",
+            "Counted in instructions per run (callgrind, the hash seed fixed: the machine's other load does not"
+            f" change a count), thousands, {COUNTED_RUNS} runs after the warm-up, for each framework run in this"
+            " process:",
+            "",
+            "| framework | alone | floor | + | empty registry | + | gate, transform, 2 observers | + |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|",
+        ]
+        lines += [f"| {name} | " + _cells(name, figure) for name, figure in counts.items()]
+    return "\n".join([*lines, "", *NOTES]) + "\n"
+
+
+def _cells(name: str, figure: dict[str, float]) -> str:
+    """A row's cells from the framework's own run on: each variant's figure and its share over that run."""
+    cells = [f"{figure['alone']:,.0f}"]
+    cells += [f"{figure['floor']:,.0f}", f"{figure['floor added']:+.1%}"] if "floor" in figure else ["", ""]
+    for variant in ("empty", "hooked"):
+        added = figure[f"{variant} added"]
+        verdict = "diagnostic" if name in DIAGNOSTIC else "met" if added <= BOUNDS[variant] else "missed"
+        cells += [f"{figure[variant]:,.0f}", f"{added:+.1%} ({verdict})"]
+    return " | ".join(cells) + " |"
 
 
 SECTION = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
@@ -558,9 +738,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--only", action="append", choices=sorted(FRAMEWORKS), help="measure this framework only (writes nothing)"
     )
+    parser.add_argument("--count", nargs=3, metavar=("FRAMEWORK", "VARIANT", "RUNS"), help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+    if options.count:  # one process for callgrind to count (`counted`)
+        count(options.count[0], options.count[1], int(options.count[2]))
+        return 0
     rounds = 3 if options.quick else options.rounds
-    section = table(measure(rounds, options.only or list(FRAMEWORKS)), rounds)
+    names = options.only or list(FRAMEWORKS)
+    section = table(measure(rounds, names), rounds, {} if options.quick else counted(names))
     sys.stdout.write(section)
     if not options.quick and not options.only:
         write(section)
