@@ -92,6 +92,12 @@ def test_undecodable_output_is_replaced(surface: Surface) -> None:
     assert ran.stdout == "a\ufffdb"
 
 
+def test_a_body_larger_than_a_pipe_holds_reaches_the_hook_whole(surface: Surface) -> None:
+    """The body is written in pieces as the hook reads them: every byte arrives, none twice."""
+    ran = answer(surface, shell("wc -c"), b"x" * MIB)
+    assert ran.stdout.strip() == str(MIB)
+
+
 def test_a_hook_that_does_not_read_its_stdin_still_answers(surface: Surface) -> None:
     """A body larger than a pipe holds, sent to a hook that closes its stdin unread, is no failure."""
     ran = answer(surface, shell("exec 0<&-; echo done"), b"x" * MIB)
