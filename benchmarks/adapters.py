@@ -250,7 +250,8 @@ def strands(registry: HookRegistry | None, *, floor: bool = False) -> Run:
 def langchain(registry: HookRegistry | None, *, floor: bool = False) -> Run:
     """LangChain: a fake chat model calls the tool once, then answers; one compiled agent serves every run.
 
-    The floor: a middleware that does nothing, wrapping the model call and the tool call as hookreg's does.
+    The floor: a middleware that does nothing, wrapping the model call and the tool call as hookreg's does (its
+    async layers plain methods returning the handler's coroutine, which LangSmith's tracing wraps inline).
     """
     from langchain.agents import create_agent
     from langchain.agents.middleware import AgentMiddleware
@@ -280,14 +281,14 @@ def langchain(registry: HookRegistry | None, *, floor: bool = False) -> Run:
         def wrap_model_call(self, request: Any, handler: Any) -> Any:
             return handler(request)
 
-        async def awrap_model_call(self, request: Any, handler: Any) -> Any:
-            return await handler(request)
+        def awrap_model_call(self, request: Any, handler: Any) -> Any:  # its coroutine, as hookreg's (no thread hop)
+            return handler(request)
 
         def wrap_tool_call(self, request: Any, handler: Any) -> Any:
             return handler(request)
 
-        async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
-            return await handler(request)
+        def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+            return handler(request)
 
     middleware: list[Any] = [] if registry is None else HookregMiddleware(registry).around([])
     if floor:
@@ -602,12 +603,14 @@ def _measure(loop: asyncio.AbstractEventLoop, name: str, rounds: int) -> dict[st
 
 
 NOTES = [
-    "Where the misses come from, counted in Python calls per run: pydantic-ai calls every hook method of every"
-    " capability at each step and copies its run context for each (a capability with no method of its own already"
-    " costs about 6% of the run); LangChain's price for any middleware wrapping its model and tool calls is in its"
-    " floor above; Strands asks `inspect` whether each callback is async on every event. The"
-    " `claude-agent-sdk-scripted` row is a diagnostic, held to no bound: the SDK's Python side over a transport"
-    " playing the CLI, where each hook callback is a control-protocol round trip that the real CLI's run hides.",
+    "Where the misses come from (each adapter's docs page has the count): pydantic-ai calls every hook method of"
+    " every capability at each step and copies its run context for each, so its floor alone is past the hooked"
+    " bound; LangChain composes every middleware's layers into every model and tool call, so its floor alone is past"
+    " the empty bound; over Strands' short run the miss is hookreg's own flows for the four hooks, Strands' charge"
+    " for the shape being small. A timed row of a run this short swings by a few percent from one run of the"
+    " benchmark to the next; a counted one by about 1%. The `claude-agent-sdk-scripted` row is a diagnostic, held"
+    " to no bound: the SDK's Python side over a transport playing the CLI, where each hook callback is a"
+    " control-protocol round trip that the real CLI's run hides.",
 ]
 """The text under the table (it is rewritten with it)."""
 
