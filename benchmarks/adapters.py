@@ -608,7 +608,7 @@ NOTES = [
     " bound; LangChain composes every middleware's layers into every model and tool call, so its floor alone is past"
     " the empty bound; over Strands' short run the miss is hookreg's own flows for the four hooks, Strands' charge"
     " for the shape being small. A timed row of a run this short swings by a few percent from one run of the"
-    " benchmark to the next; a counted one by about 1%. The `claude-agent-sdk-scripted` row is a diagnostic, held"
+    " benchmark to the next; a counted one by up to 2%. The `claude-agent-sdk-scripted` row is a diagnostic, held"
     " to no bound: the SDK's Python side over a transport playing the CLI, where each hook callback is a"
     " control-protocol round trip that the real CLI's run hides.",
 ]
