@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import importlib.metadata
 import json
+import threading
+import weakref
 from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeAlias, TypeVar, final
+from typing import Any, Final, Literal, Protocol, TypeAlias, TypeVar, final
 
 from hookreg._context import (
     InvalidToolCallContext,
@@ -60,6 +63,7 @@ __all__ = [
     "DELTA_POINTS",
     "FAILURE_POINTS",
     "MODEL_CALL_POINTS",
+    "NOT_RESUMED",
     "STOPPED_NOTICE",
     "SUCCESS_POINTS",
     "Deltas",
@@ -73,6 +77,7 @@ __all__ = [
     "arun_flow",
     "ask",
     "bind",
+    "cancel_paused",
     "collecting",
     "describe",
     "error_text",
@@ -80,6 +85,7 @@ __all__ = [
     "finish_reason",
     "gate",
     "is_async",
+    "keep_paused",
     "listens",
     "log",
     "missing_framework",
@@ -950,6 +956,71 @@ class RunState:
 
 
 _CONTINUE: Final = TurnAction.continue_run()
+
+
+# --- runs paused for a human ---------------------------------------------------------
+
+NOT_RESUMED: Final = "the run was paused and never resumed"
+"""The reason of the ``cancelled`` outcome a paused run ends with when nothing resumes it."""
+
+
+class _Paused(Protocol):
+    """A run as an adapter keeps it while it is paused: what its `RunState` is."""
+
+    @property
+    def state(self) -> RunState: ...  # pragma: no cover -- a protocol's member is never called
+
+
+def cancel_paused(states: Iterable[RunState]) -> None:
+    """End the session of each paused run that has not ended: ``cancelled``, for `NOT_RESUMED` (DESIGN §8).
+
+    For code that cannot await (a finalizer, interpreter exit): an async
+    ``on_session_end`` hook is awaited in an event loop of its own, in a
+    thread of its own when this thread runs a loop. Nobody is left to raise
+    to, so a failing hook is logged by dispatch and goes no further.
+    """
+    for state in states:
+        if state.ended:
+            continue
+        steps = state.end(RunOutcome(status="cancelled", reason=NOT_RESUMED, turns=state.turns))
+        if awaits(state.registry, (P.ON_SESSION_END,)) and _loop_running():
+            worker = threading.Thread(target=_end_alone, args=(state.registry, steps), name="hookreg-session-end")
+            worker.start()
+            worker.join()
+        else:
+            _end_alone(state.registry, steps)
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _end_alone(registry: HookRegistry, steps: Steps[None]) -> None:
+    """Run an end flow nobody awaits; a failure goes no further (dispatch logged it, nobody is left to raise to)."""
+    with contextlib.suppress(Exception):
+        if awaits(registry, (P.ON_SESSION_END,)):
+            asyncio.run(arun_flow(registry, steps))
+        else:
+            run_flow(registry, steps)
+
+
+def _cancel_kept(runs: Mapping[object, _Paused | None]) -> None:
+    cancel_paused([run.state for run in list(runs.values()) if run is not None])
+
+
+def keep_paused(owner: object, runs: Mapping[Any, _Paused | None]) -> None:
+    """Make `runs` — the runs `owner` (a wiring object) keeps, by any key, until they resume — end when it goes.
+
+    Each run still in `runs` when `owner` is collected, or at interpreter
+    exit, ends ``cancelled`` (`cancel_paused`); ``None`` values (an
+    adapter's marker for a key no run resumes) are skipped. `runs` must not
+    hold `owner` itself, or it is never collected.
+    """
+    weakref.finalize(owner, _cancel_kept, runs)
 
 
 class Deltas:

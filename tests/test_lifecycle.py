@@ -8,7 +8,7 @@ import importlib.metadata
 import pathlib
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 import pytest
 import structlog
@@ -26,6 +26,7 @@ from hookreg import (
     InvalidToolCallContext,
     Message,
     ModelTurnFinishedContext,
+    OnSessionEndContext,
     OnToolErrorContext,
     PermissionDeniedContext,
     PostToolCallContext,
@@ -881,3 +882,77 @@ def test_a_framework_older_than_the_floor_is_refused_naming_the_release(
 def test_a_framework_not_installed_is_left_to_the_import() -> None:
     """A distribution that is not installed raises nothing here: the adapter's import names the extra."""
     require_release("fw", "surely-not-an-installed-distribution-hookreg", (1, 0))
+
+
+# --- runs paused for a human and never resumed (DESIGN §8) ---------------------------
+
+
+class _Kept:
+    """A paused run as an adapter keeps it: its RunState."""
+
+    def __init__(self, state: lifecycle.RunState) -> None:
+        self.state = state
+
+
+class _Owner:
+    """A wiring object."""
+
+
+def test_paused_runs_end_cancelled_once_when_their_owner_goes() -> None:
+    """Each run left in the mapping ends cancelled when the owner is collected; a resumed or ended one does not."""
+    registry, ends = HookRegistry(), list[tuple[str, str, int]]()
+    registry.on_session_end(lambda ctx: ends.append((ctx.outcome.status, ctx.outcome.reason, ctx.outcome.turns)))
+    owner, runs = _Owner(), dict[str, _Kept | None]()
+    lifecycle.keep_paused(owner, runs)
+    paused = lifecycle.RunState(registry, RunContext())
+    paused.turns = 2
+    ended = lifecycle.RunState(registry, RunContext())
+    lifecycle.run_flow(registry, ended.end(RunOutcome(status="completed", turns=1)))
+    runs.update(paused=_Kept(paused), ended=_Kept(ended), clash=None)
+    resumed = _Kept(lifecycle.RunState(registry, RunContext()))
+    runs["resumed"] = resumed
+    del runs["resumed"]
+    del owner
+    assert ends == [("completed", "", 1), ("cancelled", lifecycle.NOT_RESUMED, 2)]
+    assert not resumed.state.ended
+    lifecycle.cancel_paused([paused])  # ended already: nothing fires twice
+    assert len(ends) == 2
+
+
+@pytest.mark.parametrize("on_error", ["ignore", "raise"])
+def test_a_failing_end_hook_of_a_paused_run_goes_no_further(
+    on_error: Literal["ignore", "raise"], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nobody awaits a paused run's end: a hook's failure is logged and dropped (under "raise", where it stops)."""
+    registry, ends = HookRegistry(), list[str]()
+
+    @registry.on_session_end(on_error=on_error)
+    def fails(ctx: OnSessionEndContext) -> None:
+        raise ZeroDivisionError
+
+    registry.on_session_end(lambda ctx: ends.append(ctx.outcome.status))
+    lifecycle.cancel_paused([lifecycle.RunState(registry, RunContext())])
+    assert ends == (["cancelled"] if on_error == "ignore" else [])
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("inside_a_loop", [False, True])
+def test_an_async_end_hook_of_a_paused_run_is_awaited(inside_a_loop: bool) -> None:
+    """Outside a loop the end is awaited here; inside one (collected in a coroutine), in a thread of its own."""
+    registry, ends = HookRegistry(), list[str]()
+
+    @registry.on_session_end
+    async def end(ctx: OnSessionEndContext) -> None:
+        await asyncio.sleep(0)
+        ends.append(ctx.outcome.status)
+
+    state = lifecycle.RunState(registry, RunContext())
+    if inside_a_loop:
+
+        async def cancel() -> None:
+            lifecycle.cancel_paused([state])
+
+        asyncio.run(cancel())
+    else:
+        lifecycle.cancel_paused([state])
+    assert ends == ["cancelled"]

@@ -161,8 +161,10 @@ from hookreg._lifecycle import (
     approved_copy,
     arun_flow,
     bind,
+    cancel_paused,
     failed,
     gate,
+    keep_paused,
     listens,
     log,
     missing_framework,
@@ -288,8 +290,11 @@ class _Run:
     prompt: Messages | None = None  # the invocation's messages: the goal, read when the state is built
     turns: int = 0  # the turns started, while the state is not built (then the state counts them)
     kept: RunState | None = None  # the state, once built
-    asked: InvokeModelContext | None = None  # the latest model call as Strands asked for it
-    sent: InvokeModelContext | None = None  # the same call as hookreg passed it on (patched, when a hook listened)
+    # the latest model call's tool specs as Strands asked for it, and as hookreg passed it on (patched, when a hook
+    # listened), and its model; never the call itself, which holds the agent (a paused run must not keep it alive)
+    asked: list[ToolSpec] | None = None
+    sent: list[ToolSpec] | None = None
+    called: Model | None = None
     restricted: frozenset[str] | None = None  # what a hookreg patch left offered, when it took tools away
     model: str | None = None  # the called model's name, once a hook needed it
     malformed: dict[str, str] = field(default_factory=dict)
@@ -301,6 +306,7 @@ class _Run:
     bad_args: set[str] = field(default_factory=set)  # calls whose args hookreg's check refused, left to Strands
     retrying: bool = False
     direct: bool = False  # a tool called outside an invocation (``agent.tool.x()``): the run is that one call
+    dropped: weakref.finalize[Any, Any] | None = None  # while paused: ends the run if its agent is collected
 
     @property
     def state(self) -> RunState:
@@ -322,12 +328,12 @@ class _Run:
     @property
     def specs(self) -> dict[str, ToolSpec]:
         """The tool specs of the latest model call, by name, as Strands would have offered them."""
-        return {spec["name"]: spec for spec in self.asked.tool_specs} if self.asked is not None else {}
+        return {spec["name"]: spec for spec in self.asked} if self.asked is not None else {}
 
     @property
     def offered(self) -> frozenset[str] | None:
         """The names of the tools the latest model call offered (``None`` before any model call)."""
-        return frozenset(spec["name"] for spec in self.sent.tool_specs) if self.sent is not None else None
+        return frozenset(spec["name"] for spec in self.sent) if self.sent is not None else None
 
 
 def _text(content: object) -> str:
@@ -536,8 +542,10 @@ class HookregProvider:
         # multi-agent orchestrators hand one invocation_state to every node, concurrently; they are held so
         # their ids are not reused while the run lives
         self._runs: dict[tuple[int, int], tuple[Any, dict[str, Any], _Run]] = {}
-        # agent -> its run paused by a Strands interrupt: resuming it (a new invocation) goes on with that run
+        # agent -> its run paused by a Strands interrupt: resuming it (a new invocation) goes on with that run; one
+        # never resumed ends cancelled when its agent or this provider is collected, or at interpreter exit
         self._paused: weakref.WeakKeyDictionary[Any, _Run] = weakref.WeakKeyDictionary()
+        keep_paused(self, self._paused)
         self._pausing = False  # whether an interrupt ever paused a run (until then, no paused run is looked for)
         # whether a patch ever took a tool away from a call (until then, a call nobody judges skips the gate at once)
         self._restricts = False
@@ -637,6 +645,8 @@ class HookregProvider:
             return  # the deprecated structured_output_async (no messages), refused by another callback, a continuation
         key = id(event.agent), id(event.invocation_state)
         paused = self._paused.pop(event.agent, None) if self._pausing else None
+        if paused is not None and paused.dropped is not None:
+            paused.dropped.detach()
         if paused is not None and not event.messages:  # Strands takes an interrupt's answers as no new message
             self._runs[key] = (event.agent, event.invocation_state, paused)  # the paused run goes on
             return
@@ -772,7 +782,8 @@ class HookregProvider:
             The model call's events, unchanged.
         """
         run = self._run(context)
-        run.asked = run.sent = context
+        run.asked = run.sent = context.tool_specs
+        run.called = context.model
         run.model = run.restricted = None
         patching, observing = listens(self.registry, MODEL_CALL_POINTS), listens(self.registry, _STREAM_POINTS)
         if not patching and not observing:
@@ -790,7 +801,8 @@ class HookregProvider:
     ) -> AsyncGenerator[TypedEvent, None]:
         """The model call with the patch applied (`patching`), its raw chunks observed (`observing`)."""
         if patching:
-            context = run.sent = await self._patched(context, run)
+            context = await self._patched(context, run)
+            run.sent = context.tool_specs
         if not observing:
             async for event in next_fn(context):
                 yield event
@@ -853,8 +865,7 @@ class HookregProvider:
         if self.registry.has_hooks(HookPoint.MODEL_TURN_FINISHED):  # asking a model its name, minting an id: for a hook
             if not message.get("tracking_id"):  # Strands keeps a caller's UUID v4 as the message's id
                 message["tracking_id"] = str(uuid.uuid4())
-            called = run.asked.model if run.asked is not None else None
-            message_id, model = message.get("tracking_id"), run.model or self._default_model(called)
+            message_id, model = message.get("tracking_id"), run.model or self._default_model(run.called)
         answered = run.state.answered(
             text,
             calls,
@@ -1127,6 +1138,7 @@ class HookregProvider:
         elif result.stop_reason == "interrupt":  # paused for a human: the run goes on when the agent resumes
             del self._runs[id(event.agent), id(event.invocation_state)]
             self._paused[event.agent] = run
+            run.dropped = weakref.finalize(event.agent, cancel_paused, [run.state])
             self._pausing = True
             return
         elif result.stop_reason == "cancelled":

@@ -3,6 +3,12 @@ resumes it, when another extension fails the invocation before it starts, and wh
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -157,3 +163,116 @@ def test_a_swarm_node_that_times_out_ends_its_session() -> None:
     node = Agent(name="slow", model=model, hooks=[HookregProvider(registry)], callback_handler=None)
     assert Swarm([node], node_timeout=0.2, execution_timeout=30)("go").status is Status.FAILED
     assert ends == ["cancelled"]
+
+
+# --- a paused run nothing resumes (DESIGN §8: it ends cancelled when its agent or provider goes, or at exit) ---------
+
+
+def _paused(registry: HookRegistry, provider: HookregProvider | None = None) -> Agent:
+    """An agent whose run an interrupt paused, through `provider` (a new one on `registry` by default)."""
+    agent = Agent(
+        model=ScriptedModel([{"text": "hi"}, "done"]),
+        tools=[echo_tool(RecordingTool())],
+        hooks=[provider or HookregProvider(registry), AsksApproval()],
+        callback_handler=None,
+    )
+    assert agent("go").stop_reason == "interrupt"
+    return agent
+
+
+def _ends(registry: HookRegistry) -> list[tuple[str, str, int]]:
+    ends: list[tuple[str, str, int]] = []
+    registry.on_session_end(lambda ctx: ends.append((ctx.outcome.status, ctx.outcome.reason, ctx.outcome.turns)))
+    return ends
+
+
+def test_a_paused_run_whose_agent_is_dropped_ends_cancelled() -> None:
+    """The provider lives on (serving other agents); the paused agent is collected: its run ends, once."""
+    registry = HookRegistry()
+    ends = _ends(registry)
+    provider = HookregProvider(registry)
+    agent = _paused(registry, provider)
+    assert ends == []
+    del agent
+    gc.collect()
+    assert ends == [("cancelled", "the run was paused and never resumed", 1)]
+    del provider
+    gc.collect()
+    assert len(ends) == 1
+
+
+def test_a_paused_run_whose_provider_and_agent_are_dropped_ends_cancelled() -> None:
+    registry = HookRegistry()
+    ends = _ends(registry)
+    agent = _paused(registry)
+    del agent
+    gc.collect()
+    assert ends == [("cancelled", "the run was paused and never resumed", 1)]
+
+
+def test_a_resumed_run_is_not_ended_again_when_its_agent_goes() -> None:
+    registry = HookRegistry()
+    ends = _ends(registry)
+    _, agent = _paused_and_resumed(registry, RecordingTool())
+    del agent
+    gc.collect()
+    assert [status for status, _, _ in ends] == ["completed"]
+
+
+def test_an_async_end_hook_is_awaited_when_the_agent_goes_inside_a_running_loop() -> None:
+    """Collected while an event loop runs in this thread, the run ends in a loop of its own; the hook is awaited."""
+    registry, ends = HookRegistry(), list[str]()
+
+    @registry.on_session_end
+    async def end(ctx: OnSessionEndContext) -> None:
+        await asyncio.sleep(0)
+        ends.append(ctx.outcome.status)
+
+    agent = _paused(registry)
+
+    async def drop() -> None:
+        nonlocal agent
+        del agent
+        gc.collect()
+
+    asyncio.run(drop())
+    assert ends == ["cancelled"]
+
+
+def test_a_paused_run_ends_cancelled_at_interpreter_exit(tmp_path: Path) -> None:
+    """Nothing dropped it: the interpreter exits with the agent and its provider alive; an async hook is awaited."""
+    script = tmp_path / "paused.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import asyncio, sys
+            sys.path.insert(0, sys.argv[1])
+            from test_strands_interrupts import _paused
+            from hookreg import HookRegistry
+
+            registry = HookRegistry()
+
+            @registry.on_session_end
+            async def end(ctx):
+                await asyncio.sleep(0)
+                print("end", ctx.outcome.status, ctx.outcome.reason, flush=True)
+
+            @registry.on_session_end
+            def fails(ctx):
+                raise RuntimeError("an end hook failing at exit")
+
+            agent = _paused(registry)
+            print("paused", flush=True)
+            """
+        ),
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script), str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.splitlines() == ["paused", "end cancelled the run was paused and never resumed"]
+    assert "Exception ignored" not in done.stderr
