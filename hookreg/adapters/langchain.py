@@ -92,7 +92,8 @@ Where each hook point runs:
   ``wrap_model_call`` middleware inside hookreg returns): no
   ``on_session_end`` fires for those. A run paused by LangGraph's
   ``interrupt`` is not ended: it goes on when it resumes (in the same
-  process).
+  process); one never resumed ends ``cancelled`` when the middleware is
+  collected, or at interpreter exit.
 
 Stops: a `hookreg.StopRun` from any hook, and a ``user_prompt_submit`` or
 ``pre_turn`` deny (as ``StopRun(reason)``), reach the caller of ``invoke`` /
@@ -157,6 +158,7 @@ from hookreg._lifecycle import (
     error_text,
     failed,
     gate,
+    keep_paused,
     missing_framework,
     require_registry,
     require_release,
@@ -774,7 +776,10 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                     "Pass models={name: chat_model} with BaseChatModel instances, e.g. init_chat_model(...)."
                 )
                 raise HookTypeError(msg)
-        self._runs: dict[tuple[int, str], _Run] = {}  # the live runs, by their LangGraph run (`_Where.key`)
+        # the live runs, by their LangGraph run (`_Where.key`); one an interrupt paused and nothing resumes ends
+        # cancelled when this middleware is collected, or at interpreter exit
+        self._runs: dict[tuple[int, str], _Run] = {}
+        keep_paused(self, self._runs)
         self._threads: dict[tuple[str, str], _Run] = {}  # the live run of each thread (and namespace)
         self._tool_gate = _ToolGate(self)
         self._reviewed_gate = _ReviewedToolGate(self)  # the tool gate `around` lists when a human reviews calls

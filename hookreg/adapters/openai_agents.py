@@ -16,7 +16,8 @@ SDK's events:
   hooks object may serve many runs, also concurrently. A run paused on
   approvals stays open; the entry points resume it as the same run when
   given its ``RunState`` (found by its pending approvals: the SDK copies the
-  usage object on resume).
+  usage object on resume). One never resumed ends ``cancelled`` when the
+  hooks object is collected, or at interpreter exit.
 - A `RequestPatch` and a ``model_select`` pick apply to the very model call
   they were computed for, streamed or blocking: `HookregRunHooks.run_config`
   installs a model-input filter that opens a slot for each call and a
@@ -113,6 +114,7 @@ from hookreg._lifecycle import (
     bind,
     failed,
     gate,
+    keep_paused,
     listens,
     missing_framework,
     present,
@@ -538,7 +540,7 @@ class _Run:
     __slots__ = ("__weakref__", "agent", "arguments", "hooks", "offered", "pending", "started", "state")
 
     def __init__(self, hooks: HookregRunHooks, state: RunState) -> None:
-        self.hooks = hooks
+        self.hooks = weakref.ref(hooks)  # the hooks object keeps its paused runs: they must not keep it alive
         self.state = state
         self.started = False
         self.offered: frozenset[str] | None = None
@@ -939,7 +941,7 @@ async def _turn_finished(call: _Call, answer: _Answer, settings: ModelSettings) 
         return TurnAction.continue_run()
     requests, text, usage = _requests(answer.output), _text(answer.output), answer.usage
     raw, normalised = _ending(answer.status, answer.reason, bool(requests))
-    state, registry = run.state, run.hooks.registry
+    state, registry = run.state, run.state.registry
     steps = state.answered(
         text,
         requests,
@@ -1046,6 +1048,11 @@ class HookregRunHooks(RunHooks[Any]):
         """
         self.registry: HookRegistry = require_registry(registry, "HookregRunHooks")
         self.models: Mapping[str, Model] = dict(models or {})
+        # Runs paused on approvals, by their pending approvals, until an entry point resumes them (`_resuming`);
+        # one never resumed ends cancelled when this object is collected, or at interpreter exit. ``None`` marks
+        # pending approvals two runs paused on: neither is resumed as itself (each resume is a new session).
+        self._paused: dict[_Pending, _Run | None] = {}
+        keep_paused(self, self._paused)
 
     # --- entry points
 
@@ -1264,7 +1271,7 @@ class HookregRunHooks(RunHooks[Any]):
 
         async def format_tool_error(args: ToolErrorFormatterArgs[Any]) -> str | None:
             run = _live(args.run_context.usage)
-            if args.kind == "tool_not_found" and run is not None and run.hooks is self and judges_unknown_calls():
+            if args.kind == "tool_not_found" and run is not None and run.hooks() is self and judges_unknown_calls():
 
                 async def sdk_text() -> str:
                     text = await own_text(args)
@@ -1471,14 +1478,6 @@ async def _ended(entry: _Entry, error: BaseException) -> BaseException:
     return error
 
 
-_PAUSED: weakref.WeakKeyDictionary[HookregRunHooks, dict[_Pending, _Run | None]] = weakref.WeakKeyDictionary()
-"""Runs paused on approvals, per hooks object, by their pending approvals, until an entry point resumes them.
-
-``None`` marks pending approvals two runs paused on: neither is resumed as
-itself (each resume starts a new session and gates its calls again).
-"""
-
-
 async def _settle(entry: _Entry, result: RunResult | RunResultStreaming) -> None:
     """End the session of a run that returned: ``completed``, ``cancelled`` with no final output; or keep it paused.
 
@@ -1489,7 +1488,7 @@ async def _settle(entry: _Entry, result: RunResult | RunResultStreaming) -> None
     if run is None or run.state.ended:
         return
     if result.interruptions:
-        paused = _PAUSED.setdefault(entry.hooks, {})
+        paused = entry.hooks._paused  # noqa: SLF001 -- a HookregRunHooks, this module's own class
         key = _pending(result.interruptions)
         if key not in paused:
             paused[key] = run
@@ -1507,7 +1506,7 @@ async def _settle(entry: _Entry, result: RunResult | RunResultStreaming) -> None
 def _resuming(entry: _Entry, given: object) -> _Entry:
     """`entry`, resuming the paused run whose approvals the run state `given` carries (none for other input)."""
     if isinstance(given, SavedRun):
-        paused = _PAUSED.get(entry.hooks, {})
+        paused = entry.hooks._paused  # noqa: SLF001 -- a HookregRunHooks, this module's own class
         key = _pending(given.get_interruptions())
         if paused.get(key) is not None:
             entry.resumes = paused.pop(key)

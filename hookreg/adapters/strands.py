@@ -84,7 +84,9 @@ Where each hook point runs:
   (the invocation's task was cancelled, the caller closed the stream, or
   ``agent.cancel()``). A run a Strands interrupt paused is not ended: the
   invocation resuming it with the interrupt's answers goes on in the same
-  session; one Strands drops for a new prompt ends ``cancelled``.
+  session; one Strands drops for a new prompt ends ``cancelled``, and so does
+  one never resumed, when its agent or the provider is collected or at
+  interpreter exit.
   ``run.is_streaming`` stays ``False``: Strands'
   events do not say whether the caller streams (``invoke_async`` streams
   internally too).

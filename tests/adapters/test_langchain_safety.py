@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
+import subprocess
+import sys
+import textwrap
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -582,3 +587,48 @@ def test_tool_retry_middleware_retries_a_gated_tool_once_judged() -> None:
     assert tool_text(final) == "sent to alice@example.com"
     assert attempts == [SAFE, SAFE]
     assert events == ["gate alice@example.com", "ran sent to alice@example.com"]
+
+
+# --- a review nothing answers (DESIGN §8: the paused run ends cancelled when its middleware goes, or at exit) --------
+
+
+def test_a_review_nothing_answers_ends_cancelled_when_the_agent_goes() -> None:
+    """The agent (and with it hookreg's middleware) is collected with its run paused: the session ends once."""
+    registry, events = no_evil(), list[str]()
+    registry.on_session_start(lambda ctx: events.append("start"))
+    registry.on_session_end(lambda ctx: events.append(f"end {ctx.outcome.status} {ctx.outcome.reason}"))
+    sent: list[dict[str, str]] = []
+    state, agent = reviewed(registry, sent, SAFE, "per_call", asynchronous=False)
+    assert state["__interrupt__"]
+    assert events == ["start"]
+    del state, agent
+    gc.collect()
+    assert events == ["start", "end cancelled the run was paused and never resumed"]
+    assert sent == []
+
+
+def test_a_review_nothing_answers_ends_cancelled_at_interpreter_exit(tmp_path: Path) -> None:
+    script = tmp_path / "paused.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import sys
+            sys.path.insert(0, sys.argv[1])
+            from test_langchain_safety import SAFE, no_evil, reviewed
+
+            registry = no_evil()
+            registry.on_session_end(lambda ctx: print("end", ctx.outcome.status, ctx.outcome.reason, flush=True))
+            state, agent = reviewed(registry, [], SAFE, "batched", asynchronous=False)
+            print("paused", len(state["__interrupt__"]), flush=True)
+            """
+        ),
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script), str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.splitlines() == ["paused 1", "end cancelled the run was paused and never resumed"]

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import subprocess
+import sys
+import textwrap
 from collections.abc import Awaitable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -384,3 +389,54 @@ def test_two_runs_paused_on_the_same_approvals_are_not_resumed_as_either() -> No
     assert asyncio.run(hooks.run(agent, state)).final_output == "done"
     assert gated == ["c1", "c1", "c1"]
     assert len(log) == 6
+
+
+def test_a_paused_run_nothing_resumes_ends_cancelled_when_its_hooks_object_goes() -> None:
+    """Hooks object, agent and paused result dropped: the paused session ends, cancelled, once (DESIGN §8)."""
+    registry = HookRegistry()
+    log = session_log(registry)
+    shell = Shell(always=True)
+    hooks = hookreg_run_hooks(registry)
+    agent = Agent(name="ops", model=calling({"command": "ls", "lines": 1}), tools=guard_tools([shell.tool], registry))
+    paused = asyncio.run(hooks.run(agent, "go"))
+    assert paused.interruptions
+    (start,) = log
+    del hooks, agent, paused
+    gc.collect()
+    assert log == [start, start.replace("start", "end cancelled")]
+    assert shell.ran == []
+
+
+def test_a_paused_run_nothing_resumes_ends_cancelled_at_interpreter_exit(tmp_path: Path) -> None:
+    """The interpreter exits with the paused run's hooks object alive: its session ends cancelled."""
+    script = tmp_path / "paused.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import asyncio, sys
+            sys.path.insert(0, sys.argv[1])
+            from agents import Agent, set_tracing_disabled
+            from test_openai_agents_safety import Shell, calling
+            from hookreg import HookRegistry
+            from hookreg.adapters.openai_agents import guard_tools, hookreg_run_hooks
+
+            set_tracing_disabled(True)
+            registry = HookRegistry()
+            registry.on_session_end(lambda ctx: print("end", ctx.outcome.status, ctx.outcome.reason, flush=True))
+            hooks = hookreg_run_hooks(registry)
+            shell = Shell(always=True)
+            agent = Agent(name="ops", model=calling({"command": "ls"}), tools=guard_tools([shell.tool], registry))
+            paused = asyncio.run(hooks.run(agent, "go"))
+            print("paused", len(paused.interruptions), flush=True)
+            """
+        ),
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script), str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.splitlines() == ["paused 1", "end cancelled the run was paused and never resumed"]
