@@ -383,21 +383,27 @@ class GateResult:
             ``ask`` refused it; ``permission_denied`` fired), ``"failed"``
             (an invalid call reported through ``post_tool_call_failure`` and
             ``on_tool_error``), ``"retry"`` or ``"skipped"`` (an
-            ``invalid_tool_call`` hook answered; no failure points fired).
+            ``invalid_tool_call`` hook answered; no failure points fired),
+            ``"passed"`` (an invalid call every ``invalid_tool_call`` hook
+            passed on, with ``gate(..., passing=True)``: the framework's own
+            handling applies; no failure points fired).
         call: The effective call: its name after a ``repair``, its args after
             ``transform_tool_input`` (``{}`` when the model's were not a mapping).
         text: What the model reads when the tool does not run; ``""`` for ``"run"``.
         rewritten: Whether an input transform returned new args.
         decided_by: The hook that denied, skipped, asked a retry or failed the call.
-        error: The error reported for ``"failed"`` (a `LookupError` or a `TypeError`), else ``None``.
+        error: What was wrong with a ``"failed"`` or ``"passed"`` call (a `LookupError` or a `TypeError`), else
+            ``None``.
+        kind: ``NOT_FOUND`` or ``INVALID_ARGS`` for a ``"failed"`` or ``"passed"`` call, else ``None``.
     """
 
-    status: Literal["run", "denied", "failed", "retry", "skipped"]
+    status: Literal["run", "denied", "failed", "retry", "skipped", "passed"]
     call: ToolCallRequest
     text: str = ""
     rewritten: bool = False
     decided_by: str | None = None
     error: Exception | None = None
+    kind: ToolErrorKind | None = None
 
     @property
     def allowed(self) -> bool:
@@ -465,6 +471,7 @@ def gate(  # noqa: PLR0913 -- the call's three parts and the three things a fram
     known: Collection[str],
     offered: Collection[str] | None = None,
     validate: Validator | None = None,
+    passing: bool = False,
 ) -> Steps[GateResult]:
     """Decide whether one tool call runs, and with which arguments (DESIGN §8, "A tool call").
 
@@ -477,7 +484,10 @@ def gate(  # noqa: PLR0913 -- the call's three parts and the three things a fram
     ``on_tool_error`` starts from); ``retry`` and ``skip`` hand their text
     to the model; ``repair`` renames the call, which is checked again (a
     renamed call that is still invalid fails, without asking again) and goes
-    through the gate; ``stop`` raises `StopRun` with its reason.
+    through the gate; ``stop`` raises `StopRun` with its reason. With
+    `passing`, an invalid call every hook there passed on (none answered) is
+    the framework's to handle as if nobody listened (DESIGN §8): the result
+    is ``"passed"``, before any failure point.
 
     A valid call goes through ``transform_tool_input`` then
     ``pre_tool_call_decide`` on the transformed args (`resolve_tool_call`,
@@ -521,6 +531,9 @@ def gate(  # noqa: PLR0913 -- the call's three parts and the three things a fram
                 run=run,
             )
             action = yield Dispatch("decide", P.INVALID_TOOL_CALL, ctx)
+            if passing and action.kind == "fail" and action.decided_by is None:
+                kind, error = problem
+                return GateResult(status="passed", call=call, text=str(error), error=error, kind=kind)
         if action.kind == "stop":
             stop = StopRun(action.reason or f"Run stopped by {_by(action)} on an invalid call to {tool_name!r}.")
             stop.hook = action.decided_by
@@ -538,7 +551,9 @@ def gate(  # noqa: PLR0913 -- the call's three parts and the three things a fram
         if problem is not None:
             kind, error = problem
             text = yield from failed(registry, run, call, error, kind=kind, message=action.reason or None)
-            return GateResult(status="failed", call=call, text=text, decided_by=action.decided_by, error=error)
+            return GateResult(
+                status="failed", call=call, text=text, decided_by=action.decided_by, error=error, kind=kind
+            )
     return (yield from _resolve(registry, run, call, validate))
 
 
@@ -594,7 +609,9 @@ def _resolve(
     if invalid:
         error = TypeError(f"bad arguments for {call.tool_name!r} after transform_tool_input: {invalid}")
         text = yield from failed(registry, run, call, error, kind=ToolErrorKind.INVALID_ARGS)
-        return GateResult(status="failed", call=call, text=text, rewritten=True, error=error)
+        return GateResult(
+            status="failed", call=call, text=text, rewritten=True, error=error, kind=ToolErrorKind.INVALID_ARGS
+        )
     return GateResult(status="run", call=call, rewritten=rewritten)
 
 

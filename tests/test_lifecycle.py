@@ -260,6 +260,33 @@ def test_an_unknown_tool_fails_with_not_found_and_never_runs(run_flow: Run) -> N
     assert verdict.text == f"model reads: Error: LookupError: {invalid[0].error}"
 
 
+@pytest.mark.parametrize(
+    ("name", "args", "kind"),
+    [("rm", {}, ToolErrorKind.NOT_FOUND), ("shell", "ls", ToolErrorKind.INVALID_ARGS)],
+    ids=["unknown", "not_an_object"],
+)
+def test_an_invalid_call_every_hook_passes_is_the_frameworks_with_passing(
+    run_flow: Run, name: str, args: object, kind: ToolErrorKind
+) -> None:
+    """gate(passing=True): a call no invalid_tool_call hook answered is "passed", before any failure point."""
+    registry = HookRegistry()
+    seen = record(registry)
+    registry.invalid_tool_call(lambda ctx: None)
+    verdict = call_gate(run_flow, registry, name=name, args=args, passing=True)
+    assert (verdict.status, verdict.kind, verdict.decided_by, verdict.allowed) == ("passed", kind, None, False)
+    assert verdict.text == str(verdict.error)
+    assert points(seen) == []
+
+    # a hook that answers fail itself decides: the failure points fire, as without `passing`
+    @registry.invalid_tool_call(name="answers")
+    def answers(ctx: InvalidToolCallContext) -> InvalidToolCallAction:
+        return InvalidToolCallAction.fail("no")
+
+    failed_verdict = call_gate(run_flow, registry, name=name, args=args, passing=True)
+    assert (failed_verdict.status, failed_verdict.kind, failed_verdict.decided_by) == ("failed", kind, "answers")
+    assert points(seen) == [P.POST_TOOL_CALL_FAILURE]
+
+
 def test_a_tool_not_offered_this_turn_never_runs(run_flow: Run) -> None:
     """A known tool outside the turn's offered set is an invalid call; the gate hooks never see it."""
     registry = HookRegistry()

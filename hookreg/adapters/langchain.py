@@ -129,15 +129,12 @@ from hookreg import (
     HookRegistry,
     HookTypeError,
     HookValueError,
-    InvalidToolCallAction,
-    InvalidToolCallContext,
     Message,
     RequestPatch,
     RunContext,
     RunOutcome,
     StopRun,
     ToolCallRequest,
-    ToolErrorKind,
     TurnAction,
 )
 from hookreg._lifecycle import (
@@ -146,14 +143,12 @@ from hookreg._lifecycle import (
     MODEL_CALL_POINTS,
     STOPPED_NOTICE,
     Deltas,
-    Dispatch,
     GateResult,
     RunState,
     Steps,
     Validator,
     approved_copy,
     arun_flow,
-    bind,
     describe,
     error_text,
     failed,
@@ -406,7 +401,7 @@ class _Run:
         self.judged: dict[str, _Judged] = {}  # call id -> the gate's verdict, while the call is under way
         self.ran: dict[str, GateResult | None] = {}  # call id -> what the tool gate let run (None: stopped)
         self.failure: BaseException | None = None  # a tool gate hook's error, which ends the run
-        self.passed: dict[str, _Passed] = {}  # call id -> an invalid call every invalid_tool_call hook passed
+        self.passed: dict[str, GateResult] = {}  # call id -> an invalid call every invalid_tool_call hook passed
         self.rewritten: dict[str, str] = {}  # call id -> on_tool_error's text for LangChain's answer to such a call
         self.withheld: dict[str, list[ToolCall]] = {}  # answer id -> its calls, while denied ones are kept from review
 
@@ -487,48 +482,6 @@ def _object_text(text: str) -> bool:
         return not text or isinstance(json.loads(text), dict)
     except ValueError:
         return False
-
-
-class _EveryHookPassed(Exception):  # noqa: N818 -- a signal, not an error
-    """Every ``invalid_tool_call`` hook passed on an invalid call: LangChain's own handling applies."""
-
-    def __init__(self, ctx: InvalidToolCallContext) -> None:
-        super().__init__(ctx.error)
-        self.ctx = ctx
-
-
-@dataclass(frozen=True, slots=True)
-class _Passed:
-    """An invalid call every ``invalid_tool_call`` hook passed: what hookreg found wrong, for the failure points."""
-
-    call: ToolCallRequest
-    kind: ToolErrorKind
-    error: Exception
-
-
-def _unless_every_hook_passes(registry: HookRegistry, steps: _Flow[GateResult]) -> _Flow[GateResult | _Passed]:
-    """`steps`, a `gate`; a `_Passed` as soon as every ``invalid_tool_call`` hook passed (before any failure point).
-
-    DESIGN §8: an ``invalid_tool_call`` action replaces LangChain's handling
-    only when a hook returns one; when all pass, the call goes on as if no
-    hook listened.
-    """
-
-    def note(op: Dispatch, reply: object, error: BaseException | None) -> None:
-        if op.point is HookPoint.INVALID_TOOL_CALL and error is None:
-            action = cast("InvalidToolCallAction", reply)
-            if action.kind == "fail" and action.decided_by is None:
-                raise _EveryHookPassed(cast("InvalidToolCallContext", op.ctx))
-
-    try:
-        return (yield from bind(registry, steps, note))
-    except _EveryHookPassed as passed:
-        steps.close()
-        ctx = passed.ctx
-        call = ToolCallRequest(ctx.call_id, ctx.tool_name, ctx.args)
-        if ctx.tool_name in ctx.available_tools:  # a tool offered: its arguments are what is wrong
-            return _Passed(call, ToolErrorKind.INVALID_ARGS, TypeError(ctx.error))
-        return _Passed(call, ToolErrorKind.NOT_FOUND, LookupError(ctx.error))
 
 
 def _thread_id() -> str:
@@ -1022,8 +975,9 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             passed = run.passed.pop(message.tool_call_id, None)
             if passed is not None:
                 default = message.text
+                error = passed.error or LookupError(passed.text)  # a passed call always has its error
                 text = yield from failed(
-                    self.registry, run.state.run, passed.call, passed.error, kind=passed.kind, message=default
+                    self.registry, run.state.run, passed.call, error, kind=passed.kind, message=default
                 )
                 if text is not default:
                     run.rewritten[message.tool_call_id] = text
@@ -1175,8 +1129,8 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def _invalid_gate(
         self, run: _Run, name: str, call_id: str, args: object, tool: BaseTool | None
-    ) -> _Flow[GateResult | _Passed]:
-        """hookreg's checks of a call, for an ``invalid_tool_call`` hook to answer; `_Passed`: every hook passed.
+    ) -> _Flow[GateResult]:
+        """hookreg's checks of a call, for an ``invalid_tool_call`` hook to answer; ``"passed"``: every hook passed.
 
         A user tool a hookreg patch took out of this turn is refused whatever
         the hooks answer; any other invalid call is LangChain's to handle when
@@ -1186,10 +1140,20 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         validate: Validator = _schema_check(
             lambda wanted: tool if tool is not None and tool.name == wanted else run.tools.get(wanted)
         )
-        steps = gate(self.registry, run.state.run, name, call_id, args, known=known, offered=offered, validate=validate)
-        if run.restricted is not None and name in run.tools and name not in run.restricted:
-            return (yield from steps)
-        return (yield from _unless_every_hook_passes(self.registry, steps))
+        refused = run.restricted is not None and name in run.tools and name not in run.restricted
+        return (
+            yield from gate(
+                self.registry,
+                run.state.run,
+                name,
+                call_id,
+                args,
+                known=known,
+                offered=offered,
+                validate=validate,
+                passing=not refused,
+            )
+        )
 
     def _with_invalid_calls(self, answer: AIMessage, run: _Run) -> _Flow[AIMessage | None]:
         """`answer` with the ``invalid_tool_calls`` a hook answered turned into tool calls, or ``None`` for none.
@@ -1213,7 +1177,7 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 kept.append(invalid)
                 continue
             verdict = yield from self._invalid_gate(run, name, call_id, raw, None)
-            if isinstance(verdict, _Passed):
+            if verdict.status == "passed":
                 run.passed[call_id] = verdict
                 kept.append(invalid)
                 continue
@@ -1237,12 +1201,12 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         earlier = run.judged.get(call_id)
         if earlier is not None and (name, call["args"]) in (earlier.seen, earlier.approved):
             return earlier.verdict
-        verdict: GateResult | _Passed | None = None
+        verdict: GateResult | None = None
         if self.registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
             verdict = yield from self._invalid_gate(run, name, call_id, args, tool)
-        if isinstance(verdict, _Passed):
+        if verdict is not None and verdict.status == "passed":
             run.passed[call_id] = verdict  # LangChain's answer to it is reported as a failure of that kind
-        if not isinstance(verdict, GateResult):
+        if verdict is None or verdict.status == "passed":
             # LangChain checks names and arguments its own way, with its own messages, and a middleware may serve a
             # tool the agent does not have. Only a user tool a hookreg patch took out of this turn never runs
             # (DESIGN §8, "A tool call").
@@ -1389,11 +1353,12 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         try:
             if response.status == "error":  # LangChain's own failure report: handle_tool_error, argument check
                 passed = run.passed.get(call_id)  # a call hookreg found invalid, which LangChain answered
+                found = passed.error if passed is not None else None
                 text = yield from failed(
                     self.registry,
                     run.state.run,
                     effective,
-                    passed.error if passed is not None else ToolException(response.text),
+                    found or ToolException(response.text),
                     kind=passed.kind if passed is not None else None,
                     message=response.text,
                     duration_ms=ms,

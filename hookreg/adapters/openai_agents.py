@@ -90,7 +90,6 @@ from hookreg import (
     HookRegistry,
     HookTypeError,
     HookValueError,
-    InvalidToolCallAction,
     Message,
     RequestPatch,
     RunContext,
@@ -106,12 +105,10 @@ from hookreg._lifecycle import (
     STOPPED_NOTICE,
     SUCCESS_POINTS,
     Deltas,
-    Dispatch,
     GateResult,
     RunState,
     Steps,
     arun_flow,
-    bind,
     failed,
     gate,
     keep_paused,
@@ -581,9 +578,9 @@ class _Run:
             tools = {t.name: t for t in enabled if isinstance(t, FunctionTool)}
             args = _model_arguments(self.arguments.get(call_id, ""))
             known = set(tools) - {name}
-            steps = gate(registry, self.state.run, name, call_id, args, known=known, offered=self.offered)
-            verdict = await _unless_every_hook_passes(registry, steps)
-            if verdict is None:
+            steps = gate(registry, self.state.run, name, call_id, args, known=known, offered=self.offered, passing=True)
+            verdict = await arun_flow(registry, steps)
+            if verdict.status == "passed":
                 text = await sdk_text()
                 call = ToolCallRequest(call_id, name, args if isinstance(args, Mapping) else {})
                 error = LookupError(text)
@@ -624,31 +621,6 @@ class _Run:
     async def end(self, outcome: RunOutcome) -> None:
         """End the session with `outcome` (once per run)."""
         await arun_flow(self.state.registry, self.state.end(outcome))
-
-
-class _EveryHookPassed(Exception):  # noqa: N818 -- a signal, not an error
-    """Every ``invalid_tool_call`` hook passed on an invalid call: the SDK's own handling applies."""
-
-
-async def _unless_every_hook_passes(registry: HookRegistry, steps: Steps[GateResult]) -> GateResult | None:
-    """Drive the gate `steps`; ``None`` as soon as every ``invalid_tool_call`` hook passed (before any failure point).
-
-    DESIGN §8: an ``invalid_tool_call`` action replaces the SDK's handling
-    only when a hook returns one; when all pass, the call goes on as if no
-    hook listened.
-    """
-
-    def note(op: Dispatch, reply: object, error: BaseException | None) -> None:
-        if op.point is HookPoint.INVALID_TOOL_CALL and error is None:
-            action = cast("InvalidToolCallAction", reply)
-            if action.kind == "fail" and action.decided_by is None:
-                raise _EveryHookPassed
-
-    try:
-        return await arun_flow(registry, bind(registry, steps, note))
-    except _EveryHookPassed:
-        steps.close()
-        return None
 
 
 class _Gated:

@@ -138,7 +138,6 @@ from hookreg import (
     HookRegistry,
     HookTypeError,
     HookValueError,
-    InvalidToolCallAction,
     RequestPatch,
     RunContext,
     RunOutcome,
@@ -156,13 +155,10 @@ from hookreg._lifecycle import (
     MODEL_CALL_POINTS,
     SUCCESS_POINTS,
     Deltas,
-    Dispatch,
     GateResult,
     RunState,
-    Steps,
     approved_copy,
     arun_flow,
-    bind,
     cancel_paused,
     failed,
     gate,
@@ -474,32 +470,6 @@ def _resume(event: AfterInvocationEvent, prompt: str, on_abandoned: Callable[[ob
     from strands.agent import _continuation  # noqa: PLC0415 -- private, see the docstring
 
     _continuation.add_input(event, _continuation._ContinuationInput(args=prompt, on_abandoned=on_abandoned))  # noqa: SLF001
-
-
-class _EveryHookPassed(Exception):  # noqa: N818 -- a signal, not an error
-    """Every ``invalid_tool_call`` hook passed on an invalid call: the framework's own handling applies."""
-
-
-async def _unless_every_hook_passes(registry: HookRegistry, steps: Steps[GateResult]) -> GateResult | None:
-    """Drive the gate `steps`; ``None`` as soon as every ``invalid_tool_call`` hook passed (before any failure point).
-
-    DESIGN §8: an ``invalid_tool_call`` action replaces Strands' handling
-    only when a hook returns one; when all pass, the call goes on as if no
-    hook listened.
-    """
-
-    def note(op: Dispatch, reply: object, error: BaseException | None) -> None:
-        if op.point is HookPoint.INVALID_TOOL_CALL and error is None:
-            action = cast("InvalidToolCallAction", reply)
-            if action.kind == "fail" and action.decided_by is None:
-                raise _EveryHookPassed
-
-    bound = bind(registry, steps, note)
-    try:
-        return await arun_flow(registry, bound)
-    except _EveryHookPassed:
-        steps.close()
-        return None
 
 
 def _tool_named(agent: Any, name: str) -> Any:
@@ -921,6 +891,9 @@ class HookregProvider:
             specs = run.specs
             if tool is not None:
                 specs.setdefault(tool.tool_name, tool.tool_spec)
+            # when every invalid_tool_call hook passes, an invalid call is Strands' own to handle (a tool middleware
+            # may serve a name the agent lacks; Strands runs or refuses arguments its own way) unless it calls a
+            # user tool a hookreg patch took away, which never runs
             steps = gate(
                 self.registry,
                 run.state.run,
@@ -930,15 +903,12 @@ class HookregProvider:
                 known=names,
                 offered=run.offered,
                 validate=lambda tool_name, tool_args: _schema_error(specs.get(tool_name), tool_args),
+                passing=run.restricted is None or name in run.restricted,
             )
-            # when every invalid_tool_call hook passes, an invalid call is Strands' own to handle (a tool middleware
-            # may serve a name the agent lacks; Strands runs or refuses arguments its own way) unless it calls a
-            # user tool a hookreg patch took away, which never runs
-            hookreg_refused = run.restricted is not None and name not in run.restricted
-            verdict = await (arun_flow if hookreg_refused else _unless_every_hook_passes)(self.registry, steps)
-            if verdict is None and name in names and (run.offered is None or name in run.offered):
+            verdict = await arun_flow(self.registry, steps)
+            if verdict.status == "passed" and verdict.kind is ToolErrorKind.INVALID_ARGS:
                 run.bad_args.add(call_id)  # the tool exists and was offered: the problem was its arguments
-        if verdict is None:
+        if verdict is None or verdict.status == "passed":
             # Strands looks the tool up and validates its args its own way (a tool middleware may serve a name the
             # agent lacks); only a user tool a hookreg patch took away never runs
             args = use["input"] if isinstance(use["input"], Mapping) else {}
