@@ -1,36 +1,9 @@
 """Drive Google Antigravity SDK agents from a HookRegistry via its hook classes (``pip install hookreg[antigravity]``).
 
-Every rule of the run contract lives in `hookreg._lifecycle`; this module only
-translates the SDK's hook calls (``AgentConfig.hooks``, run by its
-``HookRunner``) into its flows. One agent session (``async with Agent(...)``)
-is one hookreg session; each prompt (``agent.chat``) is one hookreg turn.
+Attach it with ``Agent(with_hookreg(config, registry))`` where you wrote ``Agent(config)``.
 
-Mapping (hookreg point → SDK hook class):
-
-- ``on_session_start``, ``user_prompt_submit``, ``pre_turn`` → `PreTurnHook`
-  (the session starts on its first prompt, whose text is the goal): a deny
-  (or an ``ask`` nobody approved) denies the turn with the reason.
-- ``on_session_end`` → `OnSessionEndHook`, once per session that started:
-  ``completed``; ``stopped`` after a `hookreg.StopRun` or a denied prompt;
-  ``failed`` after a hook's own failure the SDK swallowed.
-- ``transform_tool_input``, ``pre_tool_call_decide`` (an ``ask`` through
-  ``notification`` and ``on_interaction``, ``permission_denied``) →
-  `PreToolCallDecideHook`, placed after every other hook of the config so it
-  judges the call as the others edited it: a deny answers ``allow=False``
-  with the text the model reads; rewritten args go back as ``modified_args``.
-- ``post_tool_call`` → `PostToolCallHook` for a call that did not fail;
-  ``post_tool_call_failure``, ``on_tool_error`` → `OnToolErrorHook` (a
-  rewritten text is the SDK's custom error message).
-- ``post_turn`` → `PostTurnHook`; ``stop`` → `StopHook` (feedback is a
-  ``CONTINUE`` with it as the reason); ``on_compaction`` → `OnCompactionHook`.
-
-An SDK hook object is added only for the points that have hooks when
-`with_hookreg` runs (plus session end, so a started session always ends), so
-with an empty registry the config is returned unchanged.
-
-Example:
-    >>> async with Agent(with_hookreg(config, registry)) as agent:  # doctest: +SKIP
-    ...     await agent.chat("go")
+See the adapter's docs page (docs/adapters/antigravity.md) for where each hook
+point runs, and its limits.
 """
 
 from __future__ import annotations

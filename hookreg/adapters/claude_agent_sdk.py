@@ -1,49 +1,10 @@
 """Drive Claude Agent SDK queries from a HookRegistry via hook callbacks (``pip install 'hookreg[claude-agent-sdk]'``).
 
-Every rule of the run contract lives in `hookreg._lifecycle`; this module only
-translates the Claude Code CLI's hook events, which the SDK hands to Python
-callbacks, into its flows. One query is one hookreg session.
+Attach it with ``HookregHooks(registry).query(prompt=..., options=...)`` where you wrote
+``claude_agent_sdk.query(prompt=..., options=...)``.
 
-Mapping (hookreg point → where it runs):
-
-- ``on_session_start``, ``user_prompt_submit`` → `HookregHooks.query`, before
-  the CLI starts (a prompt stream: before each message reaches the CLI): a
-  denied prompt (or an ``ask`` nobody approved) raises `hookreg.StopRun` and
-  never reaches the CLI. ``pre_turn`` fires there for
-  turn 1, then at ``PostToolBatch`` and when ``stop`` keeps the run going
-  (each is followed by one more model call); a deny stops the run.
-- ``on_session_end`` → `HookregHooks.query`, exactly once per query:
-  ``completed``; ``failed`` after an error result or an exception;
-  ``stopped`` after a `hookreg.StopRun` (the caller gets the same object);
-  ``cancelled`` when the caller cancels or stops iterating early.
-- ``transform_tool_input``, ``pre_tool_call_decide`` (and an ``ask`` through
-  ``notification`` and ``on_interaction``, ``permission_denied``) →
-  ``PreToolUse``: a deny answers ``permissionDecision: "deny"`` with the reason
-  the model reads; rewritten args go back as ``updatedInput``; an allow gives
-  no permission decision, so the CLI's own permission flow (its mode, its
-  rules, the application's ``can_use_tool``) still applies after hookreg's gate.
-- ``transform_tool_result``, ``post_tool_call`` → ``PostToolUse`` (a rewritten
-  presentation goes back as ``updatedToolOutput`` / ``updatedMCPToolOutput``).
-- ``post_tool_call_failure``, ``on_tool_error`` → ``PostToolUseFailure`` (the
-  ``on_tool_error`` text reaches the model as ``additionalContext``, after the
-  CLI's own error text).
-- ``stop`` → ``Stop`` (a deny answers ``decision: "block"`` with its reason:
-  the CLI goes on with it as feedback); ``pre_compact`` → ``PreCompact``
-  (the transcript's size); ``on_compaction`` → ``PostCompact`` (``removed``:
-  the transcript entries the summary replaced);
-  ``notification`` → ``Notification``; ``subagent_start`` / ``subagent_stop``
-  → ``SubagentStart`` / ``SubagentStop``.
-- ``on_interaction`` → ``can_use_tool``, when the application set none: a
-  permission request of the CLI is an ``ask``; approval allows, anything else
-  denies (and fires ``permission_denied``).
-
-A callback is registered only for an event whose points have hooks when the
-query starts; with no hook at any point a query reaches, `HookregHooks.query`
-is the SDK's own ``query``, its message stream handed back as it is.
-
-Example:
-    >>> async for message in HookregHooks(registry).query(prompt="go", options=options):  # doctest: +SKIP
-    ...     print(message)
+See the adapter's docs page (docs/adapters/claude-agent-sdk.md) for where each hook
+point runs, and its limits.
 """
 
 from __future__ import annotations

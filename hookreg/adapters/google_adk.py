@@ -1,26 +1,9 @@
 """Drive a Google ADK app from a HookRegistry through one plugin (``pip install 'hookreg[google-adk]'``).
 
-Every rule of the run contract lives in `hookreg._lifecycle`; this module
-only translates ADK's plugin callbacks into its flows.
+Attach it with ``App(..., plugins=[HookregPlugin(registry)])``.
 
-Mapping (hookreg point → ADK plugin callback):
-
-- ``on_session_start``, ``user_prompt_submit`` → ``before_run_callback``;
-  ``on_session_end`` → ``after_run_callback`` (``completed``),
-  ``on_run_error_callback`` (``failed``, or ``stopped`` for a `hookreg.StopRun`)
-  and, for a cancelled run (ADK calls no plugin then), the end of the task
-  that runs the root agent (``cancelled``). Once per run, keyed by ADK's
-  invocation id.
-- ``pre_turn``, ``pre_model_call``, ``model_select`` → ``before_model_callback``,
-  once per LLM call, applied to that call's `LlmRequest`.
-- ``model_turn_finished``, ``post_turn``, ``stop`` → ``after_model_callback``
-  on the final (non-partial) response; ``text_delta``, ``reasoning_delta``,
-  ``tool_call_delta`` on the partial responses of a streamed run.
-- Tool calls → ``before_tool_callback`` (the gate), ``after_tool_callback``
-  and ``on_tool_error_callback`` (the outcome); see `HookregPlugin`.
-
-Example:
-    >>> app = App(name="app", root_agent=agent, plugins=[HookregPlugin(registry)])  # doctest: +SKIP
+See the adapter's docs page (docs/adapters/google-adk.md) for where each hook
+point runs, and its limits.
 """
 
 from __future__ import annotations

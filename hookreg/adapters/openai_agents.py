@@ -1,74 +1,9 @@
 """Drive an OpenAI Agents SDK run from a HookRegistry (``pip install 'hookreg[openai-agents]'``).
 
-Mapping (hookreg point → SDK mechanism); every rule of the run contract
-comes from `hookreg._lifecycle`, this module only translates the
-SDK's events:
-
-- Tool points (``invalid_tool_call`` for arguments that are not a JSON
-  object, then ``transform_tool_input`` → ``pre_tool_call_decide`` → an
-  ``ask`` through ``notification`` and ``on_interaction`` →
-  ``permission_denied``, or the outcome points) → the invoker of each
-  function tool guarded by `guard_tool` / `guard_tools`.
-- ``on_session_start``, ``user_prompt_submit``, ``pre_turn``,
-  ``pre_model_call``, ``model_select`` and ``on_session_end``
-  → `RunHooks` (`HookregRunHooks`), one state per run (keyed by the run's
-  usage object, which every hook and tool context of one run shares), so one
-  hooks object may serve many runs, also concurrently. A run paused on
-  approvals stays open; the entry points resume it as the same run when
-  given its ``RunState`` (found by its pending approvals: the SDK copies the
-  usage object on resume). One never resumed ends ``cancelled`` when the
-  hooks object is collected, or at interpreter exit.
-- A `RequestPatch` and a ``model_select`` pick apply to the very model call
-  they were computed for, streamed or blocking: `HookregRunHooks.run_config`
-  installs a model-input filter that opens a slot for each call and a
-  `Model` that serves the call from it (the SDK resolves model and settings
-  *before* the filter when streaming, so the filter alone would apply them
-  one call late). ``preamble`` and ``extra_context`` join the instructions;
-  ``temperature``, ``max_tokens``, ``tool_choice`` and ``additional_params``
-  (as ``extra_body``) become that call's settings; ``active_tools`` cuts the
-  tools the call offers, and a guarded tool the model calls anyway goes to
-  ``invalid_tool_call`` and never runs; ``messages`` replace the input items
-  sent for that call (the run's history is unchanged).
-- ``model_turn_finished`` (finish reason mapped to `FinishReason`, the API's
-  word kept as ``raw_finish_reason``; ``message_id``, ``model``), then
-  ``post_turn`` for an accepted answer and, for a final one, ``stop`` → the
-  same per-call model (without it, ``on_llm_end``, where a retry raises
-  `HookValueError`). In blocking runs a
-  ``repeat``, a ``retry_with_feedback`` or a ``stop`` that keeps the run
-  going asks the model again (the rejected answer and the feedback are in
-  that call's input, not in the SDK's run items); in streamed runs the
-  answer's events already reached the caller, so they raise `HookValueError`. A blocking
-  ``ModelResponse`` carries no finish reason: ``None`` there.
-- ``text_delta``, ``reasoning_delta``, ``tool_call_delta`` → the raw response
-  events of a streamed run iterated through `HookregRunHooks.stream_events`.
-- The entry points `HookregRunHooks.run` and `HookregRunHooks.run_streamed`
-  (with `HookregRunHooks.stream_events`) exist because the SDK calls no hook
-  when a run fails or is cancelled, and wraps an exception from a tool in its
-  own ``UserError``: only there can the adapter fire ``on_session_end`` with
-  ``failed`` / ``cancelled`` and hand the caller the very `StopRun` a hook
-  raised.
-
-- A call to a tool the agent does not have → ``invalid_tool_call`` when a
-  hook listens there (kind ``NOT_FOUND`` when it fails; a ``repair`` runs the
-  named function tool) via the SDK's
-  ``tool_not_found_behavior="return_error_to_model"`` and
-  ``tool_error_formatter``, which `HookregRunHooks.run_config` installs;
-  with nobody listening, the SDK's own handling (and the app's formatter).
-- A function tool with ``needs_approval`` → the gate runs before the SDK
-  asks a human (`guard_tool`).
-
-Not reachable: ``invalid_tool_call`` for arguments that fail the tool's
-schema (the SDK validates them inside the tool's invoker, after the gate:
-they fail like the tool, through ``post_tool_call_failure`` and
-``on_tool_error``); a finish reason in blocking runs (a ``ModelResponse``
-has none, and the SDK's models raise for an incomplete response instead of
-returning it); and the "not run" notices of a stopped batch (a stop ends the
-SDK's run with an exception: it returns no history).
-
-Example:
-    >>> hooks = hookreg_run_hooks(registry)  # doctest: +SKIP
-    >>> agent = Agent(name="a", tools=guard_tools([lookup], registry))  # doctest: +SKIP
-    >>> await hooks.run(agent, "hi")  # doctest: +SKIP
+Attach it with ``hooks = hookreg_run_hooks(registry)``, wrap the agent's tools
+with ``guard_tools(tools, registry)``, and start runs with ``await hooks.run(agent, input)``.
+See the adapter's docs page (docs/adapters/openai-agents.md) for where each
+hook point runs, and its limits.
 """
 
 from __future__ import annotations

@@ -1,49 +1,8 @@
 """Drive a pydantic-ai agent from a HookRegistry through one capability (``pip install 'hookreg[pydantic-ai]'``).
 
-Every rule of the run contract lives in `hookreg._lifecycle`;
-this module only translates pydantic-ai's capability hooks into its flows.
+Attach it with ``Agent(..., capabilities=[hookreg_capability(registry)])``.
 
-Mapping (hookreg point → pydantic-ai capability hook):
-
-- ``on_session_start``, ``user_prompt_submit``, ``on_session_end`` →
-  ``wrap_run``. A ``user_prompt_submit`` deny (or an ``ask`` nobody approved)
-  raises `hookreg.StopRun` carrying the reason before any model call.
-  ``on_session_end`` fires exactly once per run: ``completed``; ``stopped``
-  after a `hookreg.StopRun` (the caller gets the same object); ``failed``
-  after any other exception (a model error, a tool error nobody handled);
-  ``cancelled`` when the run is cancelled (pydantic-ai delivers
-  `asyncio.CancelledError` to ``wrap_run``).
-- ``pre_turn``, ``pre_model_call``, ``model_select`` → ``before_model_request``,
-  once per request step; turns count from 1 in every run, each with a fresh
-  ``turn_scratchpad``. A ``pre_turn`` deny raises `hookreg.StopRun`. The
-  merged `RequestPatch` applies to that request only: ``preamble`` and
-  ``extra_context`` become extra instruction parts, ``temperature``,
-  ``max_tokens`` and ``tool_choice`` model settings, ``additional_params`` the
-  ``extra_body`` setting, ``active_tools`` filters the function tools offered
-  (a call to another function tool reaches ``invalid_tool_call`` and never
-  runs), ``messages`` replaces the messages sent for that request (the run's
-  history is unchanged). A ``model_select`` pick replaces the model: a name in ``models`` maps
-  to that model, any other goes through `pydantic_ai.models.infer_model`.
-- ``model_turn_finished``, ``post_turn``, ``stop`` → ``after_model_request``.
-  ``finish_reason`` maps pydantic-ai's normalised ``ModelResponse.finish_reason``
-  (``"tool_call"`` is ``TOOL_CALLS``); ``raw_finish_reason`` keeps the
-  provider's own spelling (``provider_details["finish_reason"]`` when the
-  model reports it, else pydantic-ai's);
-  ``message_id`` is ``provider_response_id`` and ``model`` ``model_name``.
-  ``repeat()`` raises `pydantic_ai.exceptions.RetryModelRequest` (the answer
-  is dropped); ``retry_with_feedback(text)`` and a ``stop`` that keeps the
-  run going raise `pydantic_ai.exceptions.ModelRetry` (the answer stays in
-  the history, the text follows it; both count against pydantic-ai's output
-  retry budget). ``stop`` fires for answers calling no function tool.
-- Tool calls → ``after_model_request`` (calls to tools pydantic-ai does not
-  know), ``wrap_tool_validate`` (every other call) and ``wrap_tool_execute``,
-  in the innermost capability; see `HookregCapability`.
-- ``text_delta``, ``reasoning_delta``, ``tool_call_delta`` → ``on_event``, in
-  streamed runs (``agent.run_stream``), ``aggregated`` over the whole answer
-  (all its parts); a blocking run stays blocking and fires none.
-
-Example:
-    >>> agent = Agent(model, tools=[...], capabilities=[hookreg_capability(registry)])  # doctest: +SKIP
+See the adapter's docs page (docs/adapters/pydantic-ai.md) for where each hook point runs, and its limits.
 """
 
 from __future__ import annotations
