@@ -55,6 +55,7 @@ from hookreg._results import (
     RequestPatch,
     ToolCallResolution,
     TurnAction,
+    replace,
 )
 from hookreg._surface import HookRegistry
 
@@ -585,7 +586,7 @@ def _resolve(
         verdict, rewritten = resolution.result, resolution.rewritten
         # resolution.args is the deep copy resolve took before the first gate: what the gates approved, which
         # no hook, framework or caller changing a nested value in place afterwards can change
-        call = dataclasses.replace(call, args=dict(resolution.args))
+        call = ToolCallRequest(call.call_id, call.tool_name, dict(resolution.args))
     if verdict.decision is Decision.ASK:
         verdict = yield from ask(registry, run, verdict, call.tool_name)
         if not verdict.allowed:  # resolve_tool_call fired permission_denied for a deny, not for an ask
@@ -776,7 +777,7 @@ class RunState:
         """The run's context, of the current turn: built when first read in the turn (no hook listening, never)."""
         if self._new_turn:
             self._new_turn = False
-            self._run = dataclasses.replace(self._run, turn=self.turns, turn_scratchpad=self._run.scratchpad.child())
+            self._run = replace(self._run, turn=self.turns, turn_scratchpad=self._run.scratchpad.child())
         return self._run
 
     @run.setter
