@@ -5,14 +5,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import inspect
-import subprocess
-import sys
-import textwrap
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from interpreter_exit import printed_until_exit
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -608,27 +606,15 @@ def test_a_review_nothing_answers_ends_cancelled_when_the_agent_goes() -> None:
 
 
 def test_a_review_nothing_answers_ends_cancelled_at_interpreter_exit(tmp_path: Path) -> None:
-    script = tmp_path / "paused.py"
-    script.write_text(
-        textwrap.dedent(
-            """
-            import sys
-            sys.path.insert(0, sys.argv[1])
-            from test_langchain_safety import SAFE, no_evil, reviewed
+    printed = printed_until_exit(
+        tmp_path,
+        """
+        from test_langchain_safety import SAFE, no_evil, reviewed
 
-            registry = no_evil()
-            registry.on_session_end(lambda ctx: print("end", ctx.outcome.status, ctx.outcome.reason, flush=True))
-            state, agent = reviewed(registry, [], SAFE, "batched", asynchronous=False)
-            print("paused", len(state["__interrupt__"]), flush=True)
-            """
-        ),
-        encoding="utf-8",
+        registry = no_evil()
+        registry.on_session_end(lambda ctx: print("end", ctx.outcome.status, ctx.outcome.reason, flush=True))
+        state, agent = reviewed(registry, [], SAFE, "batched", asynchronous=False)
+        print("paused", len(state["__interrupt__"]), flush=True)
+        """,
     )
-    done = subprocess.run(
-        [sys.executable, str(script), str(Path(__file__).parent)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert done.stdout.splitlines() == ["paused 1", "end cancelled the run was paused and never resumed"]
+    assert printed == ["paused 1", "end cancelled the run was paused and never resumed"]

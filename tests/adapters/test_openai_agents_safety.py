@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import subprocess
-import sys
-import textwrap
 from collections.abc import Awaitable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +23,7 @@ from agents import (
 )
 from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
+from interpreter_exit import printed_until_exit
 
 from hookreg import (
     HookRegistry,
@@ -409,34 +407,23 @@ def test_a_paused_run_nothing_resumes_ends_cancelled_when_its_hooks_object_goes(
 
 def test_a_paused_run_nothing_resumes_ends_cancelled_at_interpreter_exit(tmp_path: Path) -> None:
     """The interpreter exits with the paused run's hooks object alive: its session ends cancelled."""
-    script = tmp_path / "paused.py"
-    script.write_text(
-        textwrap.dedent(
-            """
-            import asyncio, sys
-            sys.path.insert(0, sys.argv[1])
-            from agents import Agent, set_tracing_disabled
-            from test_openai_agents_safety import Shell, calling
-            from hookreg import HookRegistry
-            from hookreg.adapters.openai_agents import guard_tools, hookreg_run_hooks
+    printed = printed_until_exit(
+        tmp_path,
+        """
+        import asyncio
+        from agents import Agent, set_tracing_disabled
+        from test_openai_agents_safety import Shell, calling
+        from hookreg import HookRegistry
+        from hookreg.adapters.openai_agents import guard_tools, hookreg_run_hooks
 
-            set_tracing_disabled(True)
-            registry = HookRegistry()
-            registry.on_session_end(lambda ctx: print("end", ctx.outcome.status, ctx.outcome.reason, flush=True))
-            hooks = hookreg_run_hooks(registry)
-            shell = Shell(always=True)
-            agent = Agent(name="ops", model=calling({"command": "ls"}), tools=guard_tools([shell.tool], registry))
-            paused = asyncio.run(hooks.run(agent, "go"))
-            print("paused", len(paused.interruptions), flush=True)
-            """
-        ),
-        encoding="utf-8",
+        set_tracing_disabled(True)
+        registry = HookRegistry()
+        registry.on_session_end(lambda ctx: print("end", ctx.outcome.status, ctx.outcome.reason, flush=True))
+        hooks = hookreg_run_hooks(registry)
+        shell = Shell(always=True)
+        agent = Agent(name="ops", model=calling({"command": "ls"}), tools=guard_tools([shell.tool], registry))
+        paused = asyncio.run(hooks.run(agent, "go"))
+        print("paused", len(paused.interruptions), flush=True)
+        """,
     )
-    done = subprocess.run(
-        [sys.executable, str(script), str(Path(__file__).parent)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert done.stdout.splitlines() == ["paused 1", "end cancelled the run was paused and never resumed"]
+    assert printed == ["paused 1", "end cancelled the run was paused and never resumed"]

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from interpreter_exit import printed_until_exit
 from strands import Agent
 from strands.hooks import BeforeInvocationEvent, BeforeToolCallEvent
 from strands.hooks import HookRegistry as StrandsHookRegistry
@@ -241,38 +239,26 @@ def test_an_async_end_hook_is_awaited_when_the_agent_goes_inside_a_running_loop(
 
 def test_a_paused_run_ends_cancelled_at_interpreter_exit(tmp_path: Path) -> None:
     """Nothing dropped it: the interpreter exits with the agent and its provider alive; an async hook is awaited."""
-    script = tmp_path / "paused.py"
-    script.write_text(
-        textwrap.dedent(
-            """
-            import asyncio, sys
-            sys.path.insert(0, sys.argv[1])
-            from test_strands_interrupts import _paused
-            from hookreg import HookRegistry
+    printed = printed_until_exit(
+        tmp_path,
+        """
+        import asyncio
+        from test_strands_interrupts import _paused
+        from hookreg import HookRegistry
 
-            registry = HookRegistry()
+        registry = HookRegistry()
 
-            @registry.on_session_end
-            async def end(ctx):
-                await asyncio.sleep(0)
-                print("end", ctx.outcome.status, ctx.outcome.reason, flush=True)
+        @registry.on_session_end
+        async def end(ctx):
+            await asyncio.sleep(0)
+            print("end", ctx.outcome.status, ctx.outcome.reason, flush=True)
 
-            @registry.on_session_end
-            def fails(ctx):
-                raise RuntimeError("an end hook failing at exit")
+        @registry.on_session_end
+        def fails(ctx):
+            raise RuntimeError("an end hook failing at exit")
 
-            agent = _paused(registry)
-            print("paused", flush=True)
-            """
-        ),
-        encoding="utf-8",
+        agent = _paused(registry)
+        print("paused", flush=True)
+        """,
     )
-    done = subprocess.run(
-        [sys.executable, str(script), str(Path(__file__).parent)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert done.stdout.splitlines() == ["paused", "end cancelled the run was paused and never resumed"]
-    assert "Exception ignored" not in done.stderr
+    assert printed == ["paused", "end cancelled the run was paused and never resumed"]
