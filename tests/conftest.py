@@ -15,6 +15,8 @@ import pytest
 import structlog
 
 pytest_plugins = ["pytester", "hookreg.testing.plugin"]
+# A framework's own tests, vendored for tests/transparency: runner.py runs them in their own pytest.
+collect_ignore = ["transparency/vendor"]
 _LEFT_OUT = pytest.StashKey[int]()
 
 

@@ -6,8 +6,9 @@ adapter (``openai_agents``); ``transparency_<module>.py`` beside this file decla
 
 - ``DIST``: the distribution whose tests run, at the release installed; its sdist comes from the package index into
   the git-ignored ``.cache/transparency/`` (``TESTS_FROM``: an environment variable naming a checkout instead, for a
-  framework whose sdist ships no tests; ``TESTS_IN_PACKAGE``: the import name of an installed package whose tests
-  ship inside it, copied from there into the cache);
+  framework whose sdist ships no tests — without it, ``VENDORED``, a folder beside this file holding the ``SUBSET``
+  files from such a checkout, is used when the spec names one; ``TESTS_IN_PACKAGE``: the import name of an installed
+  package whose tests ship inside it, copied from there into the cache);
 - ``TEST_REQUIREMENTS``: what those tests import beyond the framework (nox installs them);
 - ``FILES``: the test files run (the agent loop, tools, streaming, approval, middleware), ``SUBSET``: those
   ``.ci/run`` runs, ``PYTEST_ARGS``: options the suite needs;
@@ -65,6 +66,9 @@ def sources(spec: ModuleType) -> Path:
     checkout_variable: str | None = getattr(spec, "TESTS_FROM", None)
     if checkout_variable is not None:
         checkout = os.environ.get(checkout_variable)
+        vendored: str | None = getattr(spec, "VENDORED", None)
+        if not checkout and vendored is not None:
+            return HERE / vendored
         if not checkout:
             msg = (
                 f"Cannot find the tests of {spec.DIST}: its sdist ships none. Set {checkout_variable} to a checkout "
@@ -205,6 +209,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     spec = framework(options.module)
     suite = Suite(spec, options.module, sources(spec), extra)
     tests = options.tests or list(spec.SUBSET if options.subset else spec.FILES)
+    missing = [test for test in tests if not (suite.root / test.partition("::")[0]).exists()]
+    if missing:
+        msg = (
+            f"Cannot run {', '.join(missing)}: {suite.root} does not hold them (the vendored copy holds SUBSET only). "
+            f"Set {getattr(spec, 'TESTS_FROM', 'TESTS_FROM')} to a checkout of {spec.DIST}'s repository."
+        )
+        raise SystemExit(msg)
     runs = {mode: run(suite, mode, tests) for mode in MODES}
     if not all(runs.values()):
         msg = (

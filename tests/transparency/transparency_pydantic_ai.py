@@ -20,6 +20,10 @@ os.environ["BLOCKBUSTER_ENABLED"] = "false"
 
 DIST = "pydantic-ai-slim"
 TESTS_FROM = "HOOKREG_PYDANTIC_AI_TESTS"
+# The SUBSET files (with the conftest and helpers they import, the repository's pytest settings and its license),
+# from the checkout of 2026-08-22 (commit 4fda38988f29), so that .ci/run judges pydantic-ai too: CI reaches only
+# package registries. vendor/pydantic-ai/README.md says how to refresh them.
+VENDORED = "vendor/pydantic-ai"
 # What tests/conftest.py and the files below import beyond pydantic-ai-slim itself.
 TEST_REQUIREMENTS = [
     "anyio>=4.7",
