@@ -989,8 +989,8 @@ class _Paused(Protocol):
     def state(self) -> RunState: ...  # pragma: no cover -- a protocol's member is never called
 
 
-def cancel_paused(states: Iterable[RunState]) -> None:
-    """End the session of each paused run that has not ended: ``cancelled``, for `NOT_RESUMED` (DESIGN §8).
+def cancel_paused(states: Iterable[RunState], reason: str = NOT_RESUMED) -> None:
+    """End the session of each paused run that has not ended: ``cancelled``, for `reason` (DESIGN §8).
 
     For code that cannot await (a finalizer, interpreter exit): an async
     ``on_session_end`` hook is awaited in an event loop of its own, in a
@@ -1000,7 +1000,7 @@ def cancel_paused(states: Iterable[RunState]) -> None:
     for state in states:
         if state.ended:
             continue
-        steps = state.end(RunOutcome(status="cancelled", reason=NOT_RESUMED, turns=state.turns))
+        steps = state.end(RunOutcome(status="cancelled", reason=reason, turns=state.turns))
         if awaits(state.registry, (P.ON_SESSION_END,)) and _loop_running():
             worker = threading.Thread(target=_end_alone, args=(state.registry, steps), name="hookreg-session-end")
             worker.start()
@@ -1026,19 +1026,19 @@ def _end_alone(registry: HookRegistry, steps: Steps[None]) -> None:
             run_flow(registry, steps)
 
 
-def _cancel_kept(runs: Mapping[object, _Paused | None]) -> None:
-    cancel_paused([run.state for run in list(runs.values()) if run is not None])
+def _cancel_kept(runs: Mapping[object, _Paused | None], reason: str) -> None:
+    cancel_paused([run.state for run in list(runs.values()) if run is not None], reason)
 
 
-def keep_paused(owner: object, runs: Mapping[Any, _Paused | None]) -> None:
+def keep_paused(owner: object, runs: Mapping[Any, _Paused | None], reason: str = NOT_RESUMED) -> None:
     """Make `runs` — the runs `owner` (a wiring object) keeps, by any key, until they resume — end when it goes.
 
     Each run still in `runs` when `owner` is collected, or at interpreter
-    exit, ends ``cancelled`` (`cancel_paused`); ``None`` values (an
+    exit, ends ``cancelled`` for `reason` (`cancel_paused`); ``None`` values (an
     adapter's marker for a key no run resumes) are skipped. `runs` must not
     hold `owner` itself, or it is never collected.
     """
-    weakref.finalize(owner, _cancel_kept, runs)
+    weakref.finalize(owner, _cancel_kept, runs, reason)
 
 
 class Deltas:

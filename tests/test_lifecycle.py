@@ -983,3 +983,13 @@ def test_an_async_end_hook_of_a_paused_run_is_awaited(inside_a_loop: bool) -> No
     else:
         lifecycle.cancel_paused([state])
     assert ends == ["cancelled"]
+
+
+def test_an_adapter_names_why_its_kept_runs_end() -> None:
+    """keep_paused(reason=...): an adapter that cannot tell a pause from a run ended out of its sight says so."""
+    registry, reasons = HookRegistry(), list[str]()
+    registry.on_session_end(lambda ctx: reasons.append(ctx.outcome.reason))
+    owner = _Owner()
+    lifecycle.keep_paused(owner, {"run": _Kept(lifecycle.RunState(registry, RunContext()))}, "left open")
+    del owner
+    assert reasons == ["left open"]

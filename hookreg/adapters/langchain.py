@@ -33,6 +33,7 @@ from hookreg._lifecycle import (
     ANSWER_POINTS,
     DELTA_POINTS,
     MODEL_CALL_POINTS,
+    NOT_RESUMED,
     STOPPED_NOTICE,
     Deltas,
     GateResult,
@@ -253,6 +254,10 @@ def _where() -> _Where:
     namespace = info.checkpoint_ns.rpartition(_NS_SEP)[0] if info is not None else ""
     control = runtime.control if runtime.control is not None else object()
     return _Where(control, namespace)
+
+
+_LEFT_OPEN: Final = f"{NOT_RESUMED}, or LangGraph ended it where no middleware hook runs"
+"""Why a run still open when the middleware goes ends: which of the two, no hook of LangChain's says."""
 
 
 class _Run:
@@ -621,10 +626,10 @@ class HookregMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                     "Pass models={name: chat_model} with BaseChatModel instances, e.g. init_chat_model(...)."
                 )
                 raise HookTypeError(msg)
-        # the live runs, by their LangGraph run (`_Where.key`); one an interrupt paused and nothing resumes ends
-        # cancelled when this middleware is collected, or at interpreter exit
+        # the live runs, by their LangGraph run (`_Where.key`); one an interrupt paused and nothing resumes, or one
+        # LangGraph ended where no middleware hook runs, ends cancelled when this middleware is collected, or at exit
         self._runs: dict[tuple[int, str], _Run] = {}
-        keep_paused(self, self._runs)
+        keep_paused(self, self._runs, _LEFT_OPEN)
         self._threads: dict[tuple[str, str], _Run] = {}  # the live run of each thread (and namespace)
         self._tool_gate = _ToolGate(self)
         self._reviewed_gate = _ReviewedToolGate(self)  # the tool gate `around` lists when a human reviews calls

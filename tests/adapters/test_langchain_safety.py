@@ -601,7 +601,10 @@ def test_a_review_nothing_answers_ends_cancelled_when_the_agent_goes() -> None:
     assert events == ["start"]
     del state, agent
     gc.collect()
-    assert events == ["start", "end cancelled the run was paused and never resumed"]
+    assert events == [
+        "start",
+        "end cancelled the run was paused and never resumed, or LangGraph ended it where no middleware hook runs",
+    ]
     assert sent == []
 
 
@@ -617,4 +620,7 @@ def test_a_review_nothing_answers_ends_cancelled_at_interpreter_exit(tmp_path: P
         print("paused", len(state["__interrupt__"]), flush=True)
         """,
     )
-    assert printed == ["paused 1", "end cancelled the run was paused and never resumed"]
+    assert printed == [
+        "paused 1",
+        "end cancelled the run was paused and never resumed, or LangGraph ended it where no middleware hook runs",
+    ]
