@@ -166,8 +166,9 @@ class _Part(AbstractCapability[Any]):
         """
         if not len(self.registry):  # no hook at any point (a registry's length counts those it includes)
             return _ABSENT
-        # pydantic-ai binds both parts with the very same context; its run id alone may repeat (a resumed run)
-        key = (ctx.run_id, id(ctx))
+        # pydantic-ai binds each part with its own copy of the run's context, all holding the run's one message
+        # list; its run id alone may repeat (a caller may give two runs the same one)
+        key = (ctx.run_id, id(ctx.messages))
         scope = self._runs.get(key)
         if scope is None:  # the first of the two parts pydantic-ai binds to this run starts its state
             run_id = ctx.run_id or RunContext().run_id
