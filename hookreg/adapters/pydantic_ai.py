@@ -11,7 +11,7 @@ import dataclasses
 import json
 import time
 import weakref
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self, cast
 
 from hookreg import (
@@ -33,9 +33,11 @@ from hookreg._lifecycle import (
     Validator,
     approved_copy,
     arun_flow,
+    cancel_paused,
     error_text,
     failed,
     gate,
+    keep_paused,
     missing_framework,
     present,
     require_registry,
@@ -49,6 +51,7 @@ require_release("pydantic_ai", "pydantic-ai-slim", (2, 64))  # 2.64: the first w
 try:
     import anyio
     from pydantic import ValidationError
+    from pydantic_ai import DeferredToolRequests
     from pydantic_ai import RunContext as PaiRunContext
     from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering, CombinedCapability
     from pydantic_ai.exceptions import (
@@ -105,6 +108,9 @@ _PASS_THROUGH = (CallDeferred, ApprovalRequired, SkipToolExecution, StopRun)
 """Raised through a tool call as they are, with no outcome point: pydantic-ai's control flow, and a stop."""
 
 
+_SAME_PAUSE = "another run paused at the same point of the same history took its place"
+"""The reason a paused run ends ``cancelled`` when a concurrent run on its history pauses where it did."""
+
 _ABSENT: CombinedCapability[Any] = CombinedCapability([])
 """What a part is in a run no hook listens to: a group of no capability, which pydantic-ai flattens away."""
 
@@ -132,17 +138,28 @@ class _Scope:
     streamed_calls: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
     approved: dict[str, ValidatedToolArgs | None] = dataclasses.field(default_factory=dict)
     key: object = None
+    prompted: bool = True  # whether the run brings a prompt for user_prompt_submit (one resuming a pause may not)
+
+
+_Pause = tuple[str | None, str | None, frozenset[tuple[str, str]]]
+"""What tells a paused run's history: its conversation, the run that gave the last answer, that answer's open calls."""
+
+
+class _Runs:
+    """A capability's runs: those starting, and those paused for calls deferred to the caller."""
+
+    def __init__(self) -> None:
+        # by pydantic-ai's run, until the run starts (both parts hold its state then)
+        self.starting: weakref.WeakValueDictionary[object, _Scope] = weakref.WeakValueDictionary()
+        # by their history's pause, until a run on that history resumes them
+        self.paused: dict[_Pause, _Scope] = {}
 
 
 class _Part(AbstractCapability[Any]):
     """One of the two capabilities a `HookregCapability` places in an agent; both hold the same run's state."""
 
     def __init__(
-        self,
-        registry: HookRegistry,
-        models: Mapping[str, Model],
-        runs: weakref.WeakValueDictionary[object, _Scope],
-        scope: _Scope | None = None,
+        self, registry: HookRegistry, models: Mapping[str, Model], runs: _Runs, scope: _Scope | None = None
     ) -> None:
         self.registry = registry
         self.models = models
@@ -163,20 +180,35 @@ class _Part(AbstractCapability[Any]):
         the run whether or not a hook listens (DESIGN §8, "Transparent when
         nobody listens"). Hooks registered once the run started then count
         from the next run.
+
+        A run on the history of a run this capability keeps paused (`_pause`)
+        goes on with that run's state: the same session, its turns going on.
         """
         if not len(self.registry):  # no hook at any point (a registry's length counts those it includes)
             return _ABSENT
+        runs = self._runs
         # pydantic-ai binds each part with its own copy of the run's context, all holding the run's one message
         # list; its run id alone may repeat (a caller may give two runs the same one)
         key = (ctx.run_id, id(ctx.messages))
-        scope = self._runs.get(key)
+        scope = runs.starting.get(key)
         if scope is None:  # the first of the two parts pydantic-ai binds to this run starts its state
-            run_id = ctx.run_id or RunContext().run_id
-            agent_name = ctx.agent.name if ctx.agent is not None else None
-            run = RunContext(run_id=run_id, session_id=ctx.conversation_id or run_id, agent_name=agent_name)
-            scope = self._runs[key] = _Scope(RunState(self.registry, run), key=key)
-            scope.state.goal = _prompt_text(ctx.prompt)
-        return type(self)(self.registry, self.models, self._runs, scope)
+            pause = _pause(ctx.conversation_id, ctx.messages) if runs.paused else None
+            scope = runs.paused.pop(pause, None) if pause is not None else None
+            if scope is None:
+                run_id = ctx.run_id or RunContext().run_id
+                agent_name = ctx.agent.name if ctx.agent is not None else None
+                run = RunContext(run_id=run_id, session_id=ctx.conversation_id or run_id, agent_name=agent_name)
+                scope = _Scope(RunState(self.registry, run))
+            else:  # the caller may have edited the deferred calls' arguments: they are judged as they come back
+                scope.gated.clear()
+                scope.approved.clear()
+                # a prompt given with the answers is gated like any prompt; the answers alone bring none
+                scope.prompted = ctx.prompt is not None
+            if scope.prompted:
+                scope.state.goal = _prompt_text(ctx.prompt)
+            scope.key = key
+            runs.starting[key] = scope
+        return type(self)(self.registry, self.models, runs, scope)
 
     async def _gate(
         self, ctx: PaiRunContext[Any], call: ToolCallPart, raw: object, functions: Collection[str], validate: Validator
@@ -236,10 +268,11 @@ class _RunPoints(_Part):
     async def wrap_run(self, ctx: PaiRunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         """Start the session and gate the prompt; end the session exactly once, however the run ends."""
         scope, registry = self._scope, self.registry
-        if self._runs.get(scope.key) is scope:  # both parts hold it now: no later run may find it
-            del self._runs[scope.key]
+        starting = self._runs.starting
+        if starting.get(scope.key) is scope:  # both parts hold it now: no later run may find it
+            del starting[scope.key]
         try:
-            stopped = await arun_flow(registry, scope.state.start())
+            stopped = await arun_flow(registry, scope.state.start()) if scope.prompted else None
             if stopped is not None:
                 scope.stopped = stopped
                 raise StopRun(stopped.reason)
@@ -254,7 +287,14 @@ class _RunPoints(_Part):
                 else:
                     await arun_flow(registry, scope.state.end_with(error))
             raise
-        await arun_flow(registry, scope.state.end(RunOutcome(status="completed", turns=scope.state.turns)))
+        pause = _pause(ctx.conversation_id, result.all_messages()) if _deferred(result.output) else None
+        if pause is None:
+            await arun_flow(registry, scope.state.end(RunOutcome(status="completed", turns=scope.state.turns)))
+        else:  # the caller answers the deferred calls in a run on this history, which goes on with this run
+            other = self._runs.paused.pop(pause, None)
+            if other is not None:  # a run paused at the same point (a concurrent run on one history) gives way
+                cancel_paused([other.state], _SAME_PAUSE)
+            self._runs.paused[pause] = scope
         return result
 
     async def before_model_request(
@@ -594,9 +634,11 @@ class HookregCapability(CombinedCapability[Any]):
         """
         registry = require_registry(registry, "a HookregCapability")
         known = dict(models or {})
-        # each run's state, by pydantic-ai's run context, until the run starts (both parts hold it then)
-        runs: weakref.WeakValueDictionary[object, _Scope] = weakref.WeakValueDictionary()
-        super().__init__([_RunPoints(registry, known, runs), _ToolGate(registry, known, runs)])
+        runs = _Runs()
+        points = _RunPoints(registry, known, runs)
+        # a paused run nothing resumes ends when the agent (which holds the parts, not this group) goes, or at exit
+        keep_paused(points, runs.paused)
+        super().__init__([points, _ToolGate(registry, known, runs)])
         self.registry: HookRegistry = registry
         self.models: Mapping[str, Model] = known
 
@@ -747,23 +789,52 @@ def _rewrite_unknown(messages: list[ModelMessage], rewrites: dict[str, GateResul
     rewrites.clear()
 
 
+def _last_answer(messages: Sequence[ModelMessage]) -> tuple[int, set[str]] | None:
+    """Where the last answer of `messages` is, and the ids of its calls the requests after it answer."""
+    last = max((i for i, m in enumerate(messages) if isinstance(m, ModelResponse)), default=None)
+    if last is None:
+        return None
+    answered = {
+        part.tool_call_id
+        for message in messages[last + 1 :]
+        for part in message.parts
+        if isinstance(part, ToolReturnPart | RetryPromptPart)
+    }
+    return last, answered
+
+
+def _deferred(output: object) -> bool:
+    """Whether a run's output is calls deferred to the caller: approvals, and calls the caller runs itself."""
+    return isinstance(output, DeferredToolRequests) and bool(output.approvals or output.calls)
+
+
+def _pause(conversation: str | None, messages: Sequence[ModelMessage]) -> _Pause | None:
+    """The pause `messages` end on: the last answer's calls without a result, in `conversation` (``None``: none).
+
+    A run resuming deferred calls is given the paused run's history (also
+    through JSON) and, unless the caller says otherwise, its conversation.
+    """
+    found = _last_answer(messages)
+    if found is None:
+        return None
+    last, answered = found
+    answer = cast("ModelResponse", messages[last])
+    open_calls = frozenset((c.tool_name, c.tool_call_id) for c in answer.tool_calls if c.tool_call_id not in answered)
+    return (conversation, answer.run_id, open_calls) if open_calls else None
+
+
 def _close_dangling(messages: list[ModelMessage], ran: Mapping[str, str]) -> None:
     """After a stop, give each call of the last answer without a result one in the history.
 
     A call whose tool ran before a hook stopped the run shows the tool's result
     (`ran`); any other shows the "not run" notice.
     """
-    last = max((i for i, m in enumerate(messages) if isinstance(m, ModelResponse)), default=None)
-    if last is None:
+    found = _last_answer(messages)
+    if found is None:
         return
+    last, answered = found
     names = {part.tool_call_id: part.tool_name for part in messages[last].parts if isinstance(part, ToolCallPart)}
     later = [m for m in messages[last + 1 :] if isinstance(m, ModelRequest)]
-    answered = {
-        part.tool_call_id
-        for message in later
-        for part in message.parts
-        if isinstance(part, ToolReturnPart | RetryPromptPart)
-    }
     parts = [
         ToolReturnPart(
             tool_name=names[call_id],
