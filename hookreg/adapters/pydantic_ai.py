@@ -613,6 +613,13 @@ class HookregCapability(CombinedCapability[Any]):
     type must allow and the caller must resume, so the same registry would
     behave differently here than in every other loop.
 
+    A run that ends with calls deferred to the caller (`DeferredToolRequests`:
+    approvals, external calls) is paused, its session open: the run on its
+    history that answers them (``deferred_tool_results``) goes on with it, and
+    the session ends once, when that run ends. A paused run nothing resumes
+    ends ``cancelled`` when the agent holding this capability goes, or at
+    interpreter exit.
+
     After a `hookreg.StopRun`, each tool call of the stopped answer that has
     no result gets a "not run" notice in the message history the caller
     reads with `pydantic_ai.capture_run_messages`.

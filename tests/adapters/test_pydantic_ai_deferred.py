@@ -118,12 +118,18 @@ async def run(
     agent: Agent[None, _Output],
     prompt: str | None = None,
     *,
-    streamed: bool = False,
+    mode: str = "blocking",
     history: list[ModelMessage] | None = None,
     results: DeferredToolResults | None = None,
 ) -> tuple[_Output, list[ModelMessage]]:
-    """Run `agent` blocking or streamed; return its output and its whole history."""
-    if not streamed:
+    """Run `agent` in `mode` (``blocking``, ``streamed``, ``iterated``); return its output and its whole history."""
+    if mode == "iterated":
+        async with agent.iter(prompt, message_history=history, deferred_tool_results=results) as steps:
+            async for _ in steps:
+                pass
+        assert steps.result is not None
+        return steps.result.output, steps.result.all_messages()
+    if mode == "blocking":
         done: AgentRunResult[_Output] = await agent.run(prompt, message_history=history, deferred_tool_results=results)
         return done.output, done.all_messages()
     async with agent.run_stream(prompt, message_history=history, deferred_tool_results=results) as response:
@@ -137,9 +143,9 @@ def ids(events: list[tuple[object, ...]]) -> tuple[object, object]:
     return start[2], start[3]
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["blocking", "streamed"])
+@pytest.mark.parametrize("mode", ["blocking", "streamed", "iterated"])
 @pytest.mark.parametrize("prompt", ["ls", "fetch it"], ids=["approval", "external-call"])
-def test_a_paused_run_resumed_is_one_session(prompt: str, streamed: bool) -> None:
+def test_a_paused_run_resumed_is_one_session(prompt: str, mode: str) -> None:
     """Session start and the prompt gate fire once, turns go on from the pause, the session ends once (completed)."""
     registry = HookRegistry()
     events = recorded(registry)
@@ -147,10 +153,10 @@ def test_a_paused_run_resumed_is_one_session(prompt: str, streamed: bool) -> Non
     results = APPROVED if prompt == "ls" else DeferredToolResults(calls={"call-1": "fetched"})
 
     async def both() -> _Output:
-        paused, history = await run(agent, prompt, streamed=streamed)
+        paused, history = await run(agent, prompt, mode=mode)
         assert isinstance(paused, DeferredToolRequests)
         assert events[-1] == ("turn", 1)  # no end: the run is paused
-        output, _ = await run(agent, streamed=streamed, history=history, results=results)
+        output, _ = await run(agent, mode=mode, history=history, results=results)
         return output
 
     output = asyncio.run(both())
@@ -412,7 +418,9 @@ def test_concurrent_paused_runs_resumed_concurrently_in_another_order_are_one_se
     prompts = [f"job {n}" for n in range(8)]
 
     async def all_of_them() -> list[_Output]:
-        paused = await asyncio.gather(*(run(agent, prompt, streamed=n % 2 == 1) for n, prompt in enumerate(prompts)))
+        paused = await asyncio.gather(
+            *(run(agent, prompt, mode=("blocking", "streamed")[n % 2]) for n, prompt in enumerate(prompts))
+        )
         resumed = [run(agent, history=history, results=APPROVED) for _, history in reversed(paused)]
         return [output for output, _ in await asyncio.gather(*resumed)]
 
