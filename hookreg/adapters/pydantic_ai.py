@@ -138,7 +138,6 @@ class _Scope:
     streamed_calls: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
     approved: dict[str, ValidatedToolArgs | None] = dataclasses.field(default_factory=dict)
     key: object = None
-    prompted: bool = True  # whether the run brings a prompt for user_prompt_submit (one resuming a pause may not)
 
 
 _Pause = tuple[str | None, str | None, frozenset[tuple[str, str]]]
@@ -180,9 +179,6 @@ class _Part(AbstractCapability[Any]):
         the run whether or not a hook listens (DESIGN §8, "Transparent when
         nobody listens"). Hooks registered once the run started then count
         from the next run.
-
-        A run on the history of a run this capability keeps paused (`_pause`)
-        goes on with that run's state: the same session, its turns going on.
         """
         if not len(self.registry):  # no hook at any point (a registry's length counts those it includes)
             return _ABSENT
@@ -192,22 +188,11 @@ class _Part(AbstractCapability[Any]):
         key = (ctx.run_id, id(ctx.messages))
         scope = runs.starting.get(key)
         if scope is None:  # the first of the two parts pydantic-ai binds to this run starts its state
-            pause = _pause(ctx.conversation_id, ctx.messages) if runs.paused else None
-            scope = runs.paused.pop(pause, None) if pause is not None else None
-            if scope is None:
-                run_id = ctx.run_id or RunContext().run_id
-                agent_name = ctx.agent.name if ctx.agent is not None else None
-                run = RunContext(run_id=run_id, session_id=ctx.conversation_id or run_id, agent_name=agent_name)
-                scope = _Scope(RunState(self.registry, run))
-            else:  # the caller may have edited the deferred calls' arguments: they are judged as they come back
-                scope.gated.clear()
-                scope.approved.clear()
-                # a prompt given with the answers is gated like any prompt; the answers alone bring none
-                scope.prompted = ctx.prompt is not None
-            if scope.prompted:
-                scope.state.goal = _prompt_text(ctx.prompt)
-            scope.key = key
-            runs.starting[key] = scope
+            run_id = ctx.run_id or RunContext().run_id
+            agent_name = ctx.agent.name if ctx.agent is not None else None
+            run = RunContext(run_id=run_id, session_id=ctx.conversation_id or run_id, agent_name=agent_name)
+            scope = runs.starting[key] = _Scope(RunState(self.registry, run), key=key)
+            scope.state.goal = _prompt_text(ctx.prompt)
         return type(self)(self.registry, self.models, runs, scope)
 
     async def _gate(
@@ -271,8 +256,10 @@ class _RunPoints(_Part):
         starting = self._runs.starting
         if starting.get(scope.key) is scope:  # both parts hold it now: no later run may find it
             del starting[scope.key]
+        resumed = self._resume(ctx)
         try:
-            stopped = await arun_flow(registry, scope.state.start()) if scope.prompted else None
+            # a run going on with a paused one starts no session; a prompt sent with the answers is gated all the same
+            stopped = await arun_flow(registry, scope.state.start()) if not resumed or ctx.prompt is not None else None
             if stopped is not None:
                 scope.stopped = stopped
                 raise StopRun(stopped.reason)
@@ -296,6 +283,24 @@ class _RunPoints(_Part):
                 cancel_paused([other.state], _SAME_PAUSE)
             self._runs.paused[pause] = scope
         return result
+
+    def _resume(self, ctx: PaiRunContext[Any]) -> bool:
+        """Go on with the run this capability keeps paused where `ctx`'s history ends (`_pause`); whether one is.
+
+        The paused turn's offered tools and texts for unknown calls go on; its
+        verdicts do not: the caller may have edited the deferred calls, which
+        are judged as they come back.
+        """
+        paused = self._runs.paused
+        pause = _pause(ctx.conversation_id, ctx.messages) if paused else None
+        resumed = paused.pop(pause, None) if pause is not None else None
+        if resumed is None:
+            return False
+        scope, prompt = self._scope, self._scope.state.goal
+        scope.state, scope.offered, scope.rewrites = resumed.state, resumed.offered, resumed.rewrites
+        if ctx.prompt is not None:
+            scope.state.goal = prompt
+        return True
 
     async def before_model_request(
         self, ctx: PaiRunContext[Any], request_context: ModelRequestContext
