@@ -199,6 +199,7 @@ class _Part(AbstractCapability[Any]):
         self, ctx: PaiRunContext[Any], call: ToolCallPart, raw: object, functions: Collection[str], validate: Validator
     ) -> GateResult:
         scope = self._scope
+        scope.history = ctx.messages  # the live history, for a stop to close: a resumed run may gate before any request
         steps = gate(
             self.registry,
             scope.state.run,

@@ -9,7 +9,16 @@ from pathlib import Path
 
 import pytest
 from interpreter_exit import printed_until_exit
-from pydantic_ai import Agent, CallDeferred, DeferredToolRequests, DeferredToolResults, ToolApproved, UserError, models
+from pydantic_ai import (
+    Agent,
+    CallDeferred,
+    DeferredToolRequests,
+    DeferredToolResults,
+    ToolApproved,
+    UserError,
+    capture_run_messages,
+    models,
+)
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.run import AgentRunResult
@@ -23,6 +32,7 @@ from hookreg import (
     StopRun,
     UserPromptSubmitContext,
 )
+from hookreg._lifecycle import STOPPED_NOTICE
 from hookreg.adapters.pydantic_ai import hookreg_capability
 
 _Output = str | DeferredToolRequests
@@ -229,6 +239,35 @@ def test_a_human_edit_is_judged_on_resume_in_the_same_session() -> None:
     assert "rm is not allowed" in str(asyncio.run(both()))
     assert ran == []
     assert [event[0] for event in events] == ["start", "prompt", "turn", "turn", "end"]
+
+
+def test_a_stop_in_a_resumed_run_leaves_no_call_without_a_result() -> None:
+    """A StopRun from the gate judging a resumed call ends the session stopped; the call gets its "not run" notice."""
+    registry, ends = HookRegistry(), list[tuple[str, str]]()
+    registry.on_session_end(lambda ctx: ends.append((ctx.outcome.status, ctx.outcome.reason)))
+    judged: list[str] = []
+
+    @registry.pre_tool_call_decide
+    def halt_on_resume(ctx: PreToolCallDecideContext) -> HookResult:
+        judged.append(ctx.call_id)
+        if len(judged) == 2:  # the call as it comes back with the human's answer
+            raise StopRun("halt")
+        return HookResult.allow()
+
+    ran: list[str] = []
+    agent = approval_agent(registry, ran)
+
+    async def both() -> list[ModelMessage]:
+        _, history = await run(agent, "ls")
+        with capture_run_messages() as messages, pytest.raises(StopRun, match="halt"):
+            await run(agent, history=history, results=APPROVED)
+        return messages
+
+    messages = asyncio.run(both())
+    answered = {p.tool_call_id: p.content for m in messages for p in m.parts if isinstance(p, ToolReturnPart)}
+    assert answered == {"call-1": STOPPED_NOTICE}
+    assert ran == []
+    assert ends == [("stopped", "halt")]
 
 
 def test_a_history_resumed_twice_continues_the_session_once() -> None:
