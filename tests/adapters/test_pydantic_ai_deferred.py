@@ -310,6 +310,28 @@ def test_a_run_on_the_history_without_answers_pauses_again_in_the_same_session()
     ]
 
 
+def test_two_runs_on_one_history_pausing_at_the_same_point_leave_one_paused() -> None:
+    """Run twice at once without answers, a paused history pauses twice where it did: the earlier pause gives way."""
+    registry = HookRegistry()
+    events = recorded(registry)
+    agent = approval_agent(registry)
+
+    async def four() -> None:
+        _, history = await run(agent, "ls")
+        await asyncio.gather(run(agent, history=history), run(agent, history=history))
+        await run(agent, history=history, results=APPROVED)
+
+    asyncio.run(four())
+    starts = [event[2] for event in events if event[0] == "start"]
+    ends = [(event[1], event[3], event[5]) for event in events if event[0] == "end"]
+    assert len(starts) == 2  # the paused session, and the run that could not go on with it
+    assert [(status, reason) for status, _, reason in ends] == [
+        ("cancelled", "another run paused at the same point of the same history took its place"),
+        ("completed", ""),
+    ]
+    assert {run_id for _, run_id, _ in ends} == set(starts)
+
+
 def test_a_new_prompt_pydantic_ai_refuses_on_the_paused_history_ends_the_session_failed_once() -> None:
     """A new prompt without the answers: pydantic-ai refuses it (UserError); the paused session ends failed, once."""
     registry = HookRegistry()
