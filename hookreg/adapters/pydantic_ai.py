@@ -33,7 +33,6 @@ from hookreg._lifecycle import (
     Validator,
     approved_copy,
     arun_flow,
-    cancel_paused,
     error_text,
     failed,
     gate,
@@ -279,10 +278,11 @@ class _RunPoints(_Part):
         if pause is None:
             await arun_flow(registry, scope.state.end(RunOutcome(status="completed", turns=scope.state.turns)))
         else:  # the caller answers the deferred calls in a run on this history, which goes on with this run
-            other = self._runs.paused.pop(pause, None)
+            paused = self._runs.paused
+            other, paused[pause] = paused.get(pause), scope
             if other is not None:  # a run paused at the same point (a concurrent run on one history) gives way
-                cancel_paused([other.state], _SAME_PAUSE)
-            self._runs.paused[pause] = scope
+                outcome = RunOutcome(status="cancelled", reason=_SAME_PAUSE, turns=other.state.turns)
+                await arun_flow(registry, other.state.end(outcome))
         return result
 
     def _resume(self, ctx: PaiRunContext[Any]) -> bool:
@@ -297,10 +297,10 @@ class _RunPoints(_Part):
         resumed = paused.pop(pause, None) if pause is not None else None
         if resumed is None:
             return False
-        scope, prompt = self._scope, self._scope.state.goal
+        scope, goal = self._scope, self._scope.state.goal
         scope.state, scope.offered, scope.rewrites = resumed.state, resumed.offered, resumed.rewrites
-        if ctx.prompt is not None:
-            scope.state.goal = prompt
+        if ctx.prompt is not None:  # a prompt sent with the answers: what the session goes on for now
+            scope.state.goal = goal
         return True
 
     async def before_model_request(
