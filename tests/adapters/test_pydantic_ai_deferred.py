@@ -19,7 +19,15 @@ from pydantic_ai import (
     capture_run_messages,
     models,
 )
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    repair_messages,
+)
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.run import AgentRunResult
 
@@ -350,6 +358,27 @@ def test_a_new_prompt_pydantic_ai_refuses_on_the_paused_history_ends_the_session
     del agent
     gc.collect()
     assert len([event for event in events if event[0] == "end"]) == 1
+
+
+def test_a_new_prompt_on_the_repaired_history_is_a_new_session() -> None:
+    """A history closed out with repair_messages() then given a new prompt is a new session; nothing resumes the old."""
+    registry = HookRegistry()
+    events = recorded(registry)
+    agent = approval_agent(registry)
+
+    async def both(agent: Agent[None, _Output]) -> None:
+        _, history = await run(agent, "ls")
+        await run(agent, "something else", history=repair_messages(history))
+
+    asyncio.run(both(agent))
+    starts = [(event[1], event[2]) for event in events if event[0] == "start"]
+    assert [goal for goal, _ in starts] == ["ls", "something else"]
+    assert [(event[1], event[3]) for event in events if event[0] == "end"] == [("completed", starts[1][1])]
+    del agent
+    gc.collect()
+    assert [(event[1], event[3], event[5]) for event in events if event[0] == "end"][1:] == [
+        ("cancelled", starts[0][1], NOT_RESUMED)
+    ]
 
 
 def test_two_paused_runs_resumed_in_the_other_order_keep_their_sessions() -> None:
