@@ -11,7 +11,7 @@ import dataclasses
 import json
 import time
 import weakref
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self, cast
 
 from hookreg import (
@@ -36,6 +36,7 @@ from hookreg._lifecycle import (
     error_text,
     failed,
     gate,
+    keep_paused,
     missing_framework,
     present,
     require_registry,
@@ -49,6 +50,7 @@ require_release("pydantic_ai", "pydantic-ai-slim", (2, 64))  # 2.64: the first w
 try:
     import anyio
     from pydantic import ValidationError
+    from pydantic_ai import DeferredToolRequests
     from pydantic_ai import RunContext as PaiRunContext
     from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering, CombinedCapability
     from pydantic_ai.exceptions import (
@@ -105,6 +107,9 @@ _PASS_THROUGH = (CallDeferred, ApprovalRequired, SkipToolExecution, StopRun)
 """Raised through a tool call as they are, with no outcome point: pydantic-ai's control flow, and a stop."""
 
 
+_SAME_PAUSE = "another run paused at the same point of the same history took its place"
+"""The reason a paused run ends ``cancelled`` when a concurrent run on its history pauses where it did."""
+
 _ABSENT: CombinedCapability[Any] = CombinedCapability([])
 """What a part is in a run no hook listens to: a group of no capability, which pydantic-ai flattens away."""
 
@@ -134,15 +139,25 @@ class _Scope:
     key: object = None
 
 
+_Pause = tuple[str | None, str | None, frozenset[tuple[str, str]]]
+"""What tells a paused run's history: its conversation, the run that gave the last answer, that answer's open calls."""
+
+
+class _Runs:
+    """A capability's runs: those starting, and those paused for calls deferred to the caller."""
+
+    def __init__(self) -> None:
+        # by pydantic-ai's run, until the run starts (both parts hold its state then)
+        self.starting: weakref.WeakValueDictionary[object, _Scope] = weakref.WeakValueDictionary()
+        # by their history's pause, until a run on that history resumes them
+        self.paused: dict[_Pause, _Scope] = {}
+
+
 class _Part(AbstractCapability[Any]):
     """One of the two capabilities a `HookregCapability` places in an agent; both hold the same run's state."""
 
     def __init__(
-        self,
-        registry: HookRegistry,
-        models: Mapping[str, Model],
-        runs: weakref.WeakValueDictionary[object, _Scope],
-        scope: _Scope | None = None,
+        self, registry: HookRegistry, models: Mapping[str, Model], runs: _Runs, scope: _Scope | None = None
     ) -> None:
         self.registry = registry
         self.models = models
@@ -166,22 +181,24 @@ class _Part(AbstractCapability[Any]):
         """
         if not len(self.registry):  # no hook at any point (a registry's length counts those it includes)
             return _ABSENT
-        # both parts of one run share its message list: pydantic-ai binds each with a copy of the run's context
-        # (from 2.78; the very same context before), and its run id alone may repeat (a resumed run)
+        runs = self._runs
+        # pydantic-ai binds each part with its own copy of the run's context, all holding the run's one message
+        # list; its run id alone may repeat (a caller may give two runs the same one)
         key = (ctx.run_id, id(ctx.messages))
-        scope = self._runs.get(key)
+        scope = runs.starting.get(key)
         if scope is None:  # the first of the two parts pydantic-ai binds to this run starts its state
             run_id = ctx.run_id or RunContext().run_id
             agent_name = ctx.agent.name if ctx.agent is not None else None
             run = RunContext(run_id=run_id, session_id=ctx.conversation_id or run_id, agent_name=agent_name)
-            scope = self._runs[key] = _Scope(RunState(self.registry, run), key=key)
+            scope = runs.starting[key] = _Scope(RunState(self.registry, run), key=key)
             scope.state.goal = _prompt_text(ctx.prompt)
-        return type(self)(self.registry, self.models, self._runs, scope)
+        return type(self)(self.registry, self.models, runs, scope)
 
     async def _gate(
         self, ctx: PaiRunContext[Any], call: ToolCallPart, raw: object, functions: Collection[str], validate: Validator
     ) -> GateResult:
         scope = self._scope
+        scope.history = ctx.messages  # the live history, for a stop to close: a resumed run may gate before any request
         steps = gate(
             self.registry,
             scope.state.run,
@@ -236,10 +253,13 @@ class _RunPoints(_Part):
     async def wrap_run(self, ctx: PaiRunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         """Start the session and gate the prompt; end the session exactly once, however the run ends."""
         scope, registry = self._scope, self.registry
-        if self._runs.get(scope.key) is scope:  # both parts hold it now: no later run may find it
-            del self._runs[scope.key]
+        starting = self._runs.starting
+        if starting.get(scope.key) is scope:  # both parts hold it now: no later run may find it
+            del starting[scope.key]
+        resumed = self._resume(ctx)
         try:
-            stopped = await arun_flow(registry, scope.state.start())
+            # a run going on with a paused one starts no session; a prompt sent with the answers is gated all the same
+            stopped = await arun_flow(registry, scope.state.start()) if not resumed or ctx.prompt is not None else None
             if stopped is not None:
                 scope.stopped = stopped
                 raise StopRun(stopped.reason)
@@ -254,8 +274,34 @@ class _RunPoints(_Part):
                 else:
                     await arun_flow(registry, scope.state.end_with(error))
             raise
-        await arun_flow(registry, scope.state.end(RunOutcome(status="completed", turns=scope.state.turns)))
+        pause = _pause(ctx.conversation_id, result.all_messages()) if _deferred(result.output) else None
+        if pause is None:
+            await arun_flow(registry, scope.state.end(RunOutcome(status="completed", turns=scope.state.turns)))
+        else:  # the caller answers the deferred calls in a run on this history, which goes on with this run
+            paused = self._runs.paused
+            other, paused[pause] = paused.get(pause), scope
+            if other is not None:  # a run paused at the same point (a concurrent run on one history) gives way
+                outcome = RunOutcome(status="cancelled", reason=_SAME_PAUSE, turns=other.state.turns)
+                await arun_flow(registry, other.state.end(outcome))
         return result
+
+    def _resume(self, ctx: PaiRunContext[Any]) -> bool:
+        """Go on with the run this capability keeps paused where `ctx`'s history ends (`_pause`); whether one is.
+
+        The paused turn's offered tools and texts for unknown calls go on; its
+        verdicts do not: the caller may have edited the deferred calls, which
+        are judged as they come back.
+        """
+        paused = self._runs.paused
+        pause = _pause(ctx.conversation_id, ctx.messages) if paused else None
+        resumed = paused.pop(pause, None) if pause is not None else None
+        if resumed is None:
+            return False
+        scope, goal = self._scope, self._scope.state.goal
+        scope.state, scope.offered, scope.rewrites = resumed.state, resumed.offered, resumed.rewrites
+        if ctx.prompt is not None:  # a prompt sent with the answers: what the session goes on for now
+            scope.state.goal = goal
+        return True
 
     async def before_model_request(
         self, ctx: PaiRunContext[Any], request_context: ModelRequestContext
@@ -573,6 +619,13 @@ class HookregCapability(CombinedCapability[Any]):
     type must allow and the caller must resume, so the same registry would
     behave differently here than in every other loop.
 
+    A run that ends with calls deferred to the caller (`DeferredToolRequests`:
+    approvals, external calls) is paused, its session open: the run on its
+    history that answers them (``deferred_tool_results``) goes on with it, and
+    the session ends once, when that run ends. A paused run nothing resumes
+    ends ``cancelled`` when the agent holding this capability goes, or at
+    interpreter exit.
+
     After a `hookreg.StopRun`, each tool call of the stopped answer that has
     no result gets a "not run" notice in the message history the caller
     reads with `pydantic_ai.capture_run_messages`.
@@ -594,9 +647,11 @@ class HookregCapability(CombinedCapability[Any]):
         """
         registry = require_registry(registry, "a HookregCapability")
         known = dict(models or {})
-        # each run's state, by pydantic-ai's run context, until the run starts (both parts hold it then)
-        runs: weakref.WeakValueDictionary[object, _Scope] = weakref.WeakValueDictionary()
-        super().__init__([_RunPoints(registry, known, runs), _ToolGate(registry, known, runs)])
+        runs = _Runs()
+        points = _RunPoints(registry, known, runs)
+        # a paused run nothing resumes ends when the agent (which holds the parts, not this group) goes, or at exit
+        keep_paused(points, runs.paused)
+        super().__init__([points, _ToolGate(registry, known, runs)])
         self.registry: HookRegistry = registry
         self.models: Mapping[str, Model] = known
 
@@ -747,23 +802,52 @@ def _rewrite_unknown(messages: list[ModelMessage], rewrites: dict[str, GateResul
     rewrites.clear()
 
 
+def _last_answer(messages: Sequence[ModelMessage]) -> tuple[int, set[str]] | None:
+    """Where the last answer of `messages` is, and the ids of its calls the requests after it answer."""
+    last = max((i for i, m in enumerate(messages) if isinstance(m, ModelResponse)), default=None)
+    if last is None:
+        return None
+    answered = {
+        part.tool_call_id
+        for message in messages[last + 1 :]
+        for part in message.parts
+        if isinstance(part, ToolReturnPart | RetryPromptPart)
+    }
+    return last, answered
+
+
+def _deferred(output: object) -> bool:
+    """Whether a run's output is calls deferred to the caller: approvals, and calls the caller runs itself."""
+    return isinstance(output, DeferredToolRequests) and bool(output.approvals or output.calls)
+
+
+def _pause(conversation: str | None, messages: Sequence[ModelMessage]) -> _Pause | None:
+    """The pause `messages` end on: the last answer's calls without a result, in `conversation` (``None``: none).
+
+    A run resuming deferred calls is given the paused run's history (also
+    through JSON) and, unless the caller says otherwise, its conversation.
+    """
+    found = _last_answer(messages)
+    if found is None:
+        return None
+    last, answered = found
+    answer = cast("ModelResponse", messages[last])
+    open_calls = frozenset((c.tool_name, c.tool_call_id) for c in answer.tool_calls if c.tool_call_id not in answered)
+    return (conversation, answer.run_id, open_calls) if open_calls else None
+
+
 def _close_dangling(messages: list[ModelMessage], ran: Mapping[str, str]) -> None:
     """After a stop, give each call of the last answer without a result one in the history.
 
     A call whose tool ran before a hook stopped the run shows the tool's result
     (`ran`); any other shows the "not run" notice.
     """
-    last = max((i for i, m in enumerate(messages) if isinstance(m, ModelResponse)), default=None)
-    if last is None:
+    found = _last_answer(messages)
+    if found is None:
         return
+    last, answered = found
     names = {part.tool_call_id: part.tool_name for part in messages[last].parts if isinstance(part, ToolCallPart)}
     later = [m for m in messages[last + 1 :] if isinstance(m, ModelRequest)]
-    answered = {
-        part.tool_call_id
-        for message in later
-        for part in message.parts
-        if isinstance(part, ToolReturnPart | RetryPromptPart)
-    }
     parts = [
         ToolReturnPart(
             tool_name=names[call_id],
