@@ -804,7 +804,7 @@ class RunState:
         if registry.has_hooks(P.USER_PROMPT_SUBMIT):
             submitted = UserPromptSubmitContext(content=self.goal, run=run)
             verdict = yield Dispatch("decide", P.USER_PROMPT_SUBMIT, submitted)
-        return (yield from self._gated(verdict, "the prompt"))
+        return (yield from self._gated(verdict, "the prompt", self.turns))
 
     def turn(self, prompt: str | None = None) -> Steps[RunOutcome | None]:
         """Start the next turn: a new `run` (turn + 1, a fresh `turn_scratchpad`), then ``pre_turn``.
@@ -822,16 +822,17 @@ class RunState:
         if self.registry.has_hooks(P.PRE_TURN):
             ctx = PreTurnContext(prompt=self.goal if prompt is None else prompt, turn=self.turns, run=self.run)
             verdict = yield Dispatch("decide", P.PRE_TURN, ctx)
-        return (yield from self._gated(verdict, f"turn {self.turns}"))
+        return (yield from self._gated(verdict, f"turn {self.turns}", self.turns - 1))
 
-    def _gated(self, verdict: HookResult, what: str) -> Steps[RunOutcome | None]:
+    def _gated(self, verdict: HookResult, what: str, turns: int) -> Steps[RunOutcome | None]:
+        """``None`` when `verdict` (an ``ask`` settled first) lets `what` go on, else a ``stopped`` outcome."""
         if verdict.allowed:  # the common case: no context to build for `ask`
             return None
         verdict = yield from ask(self.registry, self.run, verdict)
         if verdict.allowed:
             return None
         reason = verdict.reason or f"{what[0].upper()}{what[1:]} was denied by {_by(verdict)}."
-        return RunOutcome(status="stopped", reason=reason, turns=max(self.turns - 1, 0))
+        return RunOutcome(status="stopped", reason=reason, turns=turns)
 
     def stop(self, response_text: str) -> Steps[str | None]:
         """The agent wants to stop: ask ``stop``.

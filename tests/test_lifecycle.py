@@ -574,6 +574,19 @@ def test_pre_turn_deny_counts_only_the_turns_before(run_flow: Run) -> None:
     assert outcomes == [None, None, RunOutcome(status="stopped", reason="stop", turns=2)]
 
 
+def test_a_prompt_denied_on_a_resumed_run_counts_every_turn_it_had(run_flow: Run) -> None:
+    """A run resumed with a new prompt after 2 turns (a paused run's answers sent with one) that the prompt gate
+    denies reports the 2 turns the model was called for, not 1."""
+    registry = HookRegistry()
+    registry.user_prompt_submit(lambda ctx: HookResult.deny("no") if ctx.content == "more" else HookResult.allow())
+    state = RunState(registry, RunContext(), goal="list")
+    assert run_flow(registry, state.start()) is None
+    for _ in range(2):
+        assert run_flow(registry, state.turn()) is None
+    state.goal = "more"
+    assert run_flow(registry, state.start()) == RunOutcome(status="stopped", reason="no", turns=2)
+
+
 def test_stop_allow_stops_and_deny_keeps_going_with_its_reason(run_flow: Run) -> None:
     """At stop, an allow stops; a deny returns its reason as feedback and counts a continuation."""
     registry = HookRegistry()

@@ -212,10 +212,11 @@ def test_a_prompt_given_with_the_answers_is_gated_in_the_same_session() -> None:
 
 
 def test_a_prompt_denied_on_resume_stops_the_session_once() -> None:
-    """A user_prompt_submit deny of the prompt sent with the answers ends the paused session, stopped, once."""
-    registry, ends = HookRegistry(), list[tuple[str, str]]()
+    """A user_prompt_submit deny of the prompt sent with the answers ends the paused session, stopped, once,
+    counting the turn the paused run had."""
+    registry, ends = HookRegistry(), list[tuple[str, str, int]]()
     registry.user_prompt_submit(lambda ctx: HookResult.deny("no") if ctx.content == "bad" else HookResult.allow())
-    registry.on_session_end(lambda ctx: ends.append((ctx.outcome.status, ctx.outcome.reason)))
+    registry.on_session_end(lambda ctx: ends.append((ctx.outcome.status, ctx.outcome.reason, ctx.outcome.turns)))
     agent = approval_agent(registry)
 
     async def both() -> None:
@@ -224,7 +225,7 @@ def test_a_prompt_denied_on_resume_stops_the_session_once() -> None:
             await run(agent, "bad", history=history, results=APPROVED)
 
     asyncio.run(both())
-    assert ends == [("stopped", "no")]
+    assert ends == [("stopped", "no", 1)]
 
 
 def test_a_human_edit_is_judged_on_resume_in_the_same_session() -> None:
