@@ -136,6 +136,8 @@ class _Scope:
     stream: Deltas | None = None  # the delta points of this request's streamed answer, from its first delta
     streamed_calls: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
     approved: dict[str, ValidatedToolArgs | None] = dataclasses.field(default_factory=dict)
+    # call id -> the model's arguments and the gate's verdict, for a call pydantic-ai deferred for approval
+    deferred: dict[str, tuple[object, GateResult]] = dataclasses.field(default_factory=dict)
     key: object = None
 
 
@@ -288,9 +290,10 @@ class _RunPoints(_Part):
     def _resume(self, ctx: PaiRunContext[Any]) -> bool:
         """Go on with the run this capability keeps paused where `ctx`'s history ends (`_pause`); whether one is.
 
-        The paused turn's offered tools and texts for unknown calls go on; its
-        verdicts do not: the caller may have edited the deferred calls, which
-        are judged as they come back.
+        The paused turn's offered tools, texts for unknown calls and the
+        verdicts on the calls deferred for approval go on: a call that comes
+        back with the arguments the gate judged is not judged again, one the
+        caller edited is judged as it comes back.
         """
         paused = self._runs.paused
         pause = _pause(ctx.conversation_id, ctx.messages) if paused else None
@@ -299,6 +302,7 @@ class _RunPoints(_Part):
             return False
         scope, goal = self._scope, self._scope.state.goal
         scope.state, scope.offered, scope.rewrites = resumed.state, resumed.offered, resumed.rewrites
+        scope.deferred = resumed.deferred
         if ctx.prompt is not None:  # a prompt sent with the answers: what the session goes on for now
             scope.state.goal = goal
         return True
@@ -437,9 +441,13 @@ class _ToolGate(_Part):
         """
         scope, registry = self._scope, self.registry
         verdict = scope.gated.get(call.tool_call_id)
+        parsed = _parse(args)
+        kept = scope.deferred.pop(call.tool_call_id, None)  # judged before pydantic-ai asked for approval
+        if verdict is None and kept is not None and kept[0] == parsed:  # it came back as the gate judged it
+            verdict = scope.gated[call.tool_call_id] = kept[1]
         if verdict is None:
             functions = _function_tools(ctx, None) | {tool_def.name}
-            parsed, error = _parse(args), _schema_error(ctx, tool_def.name, args)
+            error = _schema_error(ctx, tool_def.name, args)
             frameworks = bool(error) and (scope.offered is None or call.tool_name in scope.offered)
             reported: str | None = None
             if not frameworks or registry.has_hooks(HookPoint.INVALID_TOOL_CALL):
@@ -462,6 +470,8 @@ class _ToolGate(_Part):
             scope.approved[call.tool_call_id] = approved_copy(
                 tool_def.name, _plain_validation(ctx, tool_def.name, verdict.call.args)
             )
+        # until the tool runs: pydantic-ai may defer the call for approval, and the run resuming it needs the verdict
+        scope.deferred[call.tool_call_id] = (parsed, verdict)
         return validated
 
     async def _validated(
@@ -527,11 +537,14 @@ class _ToolGate(_Part):
         """
         registry, scope = self.registry, self._scope
         run = scope.state.run
+        kept = scope.deferred.pop(call.tool_call_id, None)
         started = time.perf_counter()
         try:
             raw = await handler(args)
-        except (*_PASS_THROUGH, _Refused, _RetryRefused):  # control flow, a stop, or the gate's own refusal
+        except (*_PASS_THROUGH, _Refused, _RetryRefused) as exc:  # control flow, a stop, or the gate's refusal
             scope.gated.pop(call.tool_call_id, None)
+            if isinstance(exc, ApprovalRequired) and kept is not None:  # the tool itself asked for approval
+                scope.deferred[call.tool_call_id] = kept
             raise
         except (ToolRetryError, ToolFailedError) as exc:  # the tool raised ModelRetry / ToolFailed
             part = exc.tool_retry if isinstance(exc, ToolRetryError) else exc.tool_failed

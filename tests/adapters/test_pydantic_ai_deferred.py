@@ -250,6 +250,34 @@ def test_a_human_edit_is_judged_on_resume_in_the_same_session() -> None:
     assert [event[0] for event in events] == ["start", "prompt", "turn", "turn", "end"]
 
 
+@pytest.mark.parametrize("edit", [None, {"command": "ls"}, {"command": "pwd"}], ids=["as-asked", "same", "edited"])
+def test_a_call_the_human_approved_unchanged_is_judged_once(edit: dict[str, str] | None) -> None:
+    """The gate judges before pydantic-ai asks the human; on resume it judges again only arguments the human
+    changed: a transform, a gate and an ask's on_interaction run once for an unchanged call, twice for an edit,
+    and the tool runs what the gate approved last (the transform's rewrite of it)."""
+    registry, ran, judged, asked = HookRegistry(), list[str](), list[str](), list[str]()
+    registry.transform_tool_input(lambda ctx: {"command": f"{ctx.args['command']} -a"})
+
+    @registry.pre_tool_call_decide
+    def ask_first(ctx: PreToolCallDecideContext) -> HookResult:
+        judged.append(str(ctx.args["command"]))
+        return HookResult.ask("run it?")
+
+    registry.on_interaction(lambda ctx: asked.append("asked") or HookResult.allow())
+    agent = approval_agent(registry, ran)
+    answer = True if edit is None else ToolApproved(override_args=edit)
+
+    async def both() -> None:
+        _, history = await run(agent, "ls")
+        await run(agent, history=history, results=DeferredToolResults(approvals={"call-1": answer}))
+
+    asyncio.run(both())
+    edited = edit is not None and edit != {"command": "ls"}
+    assert judged == (["ls -a", "pwd -a"] if edited else ["ls -a"])
+    assert len(asked) == len(judged)
+    assert ran == (["pwd -a"] if edited else ["ls -a"])
+
+
 def test_a_stop_in_a_resumed_run_leaves_no_call_without_a_result() -> None:
     """A StopRun from the gate judging a resumed call ends the session stopped; the call gets its "not run" notice."""
     registry, ends = HookRegistry(), list[tuple[str, str]]()
@@ -259,17 +287,18 @@ def test_a_stop_in_a_resumed_run_leaves_no_call_without_a_result() -> None:
     @registry.pre_tool_call_decide
     def halt_on_resume(ctx: PreToolCallDecideContext) -> HookResult:
         judged.append(ctx.call_id)
-        if len(judged) == 2:  # the call as it comes back with the human's answer
+        if len(judged) == 2:  # the call as it comes back with the human's edit
             raise StopRun("halt")
         return HookResult.allow()
 
     ran: list[str] = []
     agent = approval_agent(registry, ran)
+    edited = DeferredToolResults(approvals={"call-1": ToolApproved(override_args={"command": "pwd"})})
 
     async def both() -> list[ModelMessage]:
         _, history = await run(agent, "ls")
         with capture_run_messages() as messages, pytest.raises(StopRun, match="halt"):
-            await run(agent, history=history, results=APPROVED)
+            await run(agent, history=history, results=edited)
         return messages
 
     messages = asyncio.run(both())
