@@ -34,6 +34,7 @@ from pydantic_ai.run import AgentRunResult
 from hookreg import (
     HookRegistry,
     HookResult,
+    OnInteractionContext,
     OnSessionEndContext,
     PreToolCallDecideContext,
     PreTurnContext,
@@ -263,7 +264,11 @@ def test_a_call_the_human_approved_unchanged_is_judged_once(edit: dict[str, str]
         judged.append(str(ctx.args["command"]))
         return HookResult.ask("run it?")
 
-    registry.on_interaction(lambda ctx: asked.append("asked") or HookResult.allow())
+    @registry.on_interaction
+    def human(ctx: OnInteractionContext) -> HookResult:
+        asked.append(ctx.question)
+        return HookResult.allow()
+
     agent = approval_agent(registry, ran)
     answer = True if edit is None else ToolApproved(override_args=edit)
 
