@@ -316,6 +316,7 @@ class _RunPoints(_Part):
         _rewrite_unknown(ctx.messages, scope.rewrites)
         scope.gated.clear()  # verdicts hold for their own turn only: models reuse call ids across turns
         scope.approved.clear()
+        scope.deferred.clear()  # a deferred call is answered before the next request, or not at all
         stopped = await arun_flow(registry, scope.state.turn())
         if stopped is not None:
             scope.stopped = stopped
@@ -440,11 +441,14 @@ class _ToolGate(_Part):
         stopped by the tool's retry budget. They never reach the gate.
         """
         scope, registry = self._scope, self.registry
-        verdict = scope.gated.get(call.tool_call_id)
         parsed = _parse(args)
         kept = scope.deferred.pop(call.tool_call_id, None)  # judged before pydantic-ai asked for approval
-        if verdict is None and kept is not None and kept[0] == parsed:  # it came back as the gate judged it
+        if kept is None:
+            verdict = scope.gated.get(call.tool_call_id)  # a call to an unknown tool, repaired and judged already
+        elif parsed in (kept[0], kept[1].call.args):  # it came back as the model asked it or as the gate approved it
             verdict = scope.gated[call.tool_call_id] = kept[1]
+        else:  # the human edited it: judged as it comes back
+            verdict = None
         if verdict is None:
             functions = _function_tools(ctx, None) | {tool_def.name}
             error = _schema_error(ctx, tool_def.name, args)

@@ -19,6 +19,7 @@ from pydantic_ai import (
     capture_run_messages,
     models,
 )
+from pydantic_ai.capabilities import HandleDeferredToolCalls
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -82,12 +83,18 @@ async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator
         yield {0: DeltaToolCall(name=answer.tool_name, json_args=answer.args_as_json_str(), tool_call_id="call-1")}
 
 
-def approval_agent(registry: HookRegistry, ran: list[str] | None = None) -> Agent[None, _Output]:
-    """An agent whose ``shell`` needs a human's approval and whose ``fetch`` the caller runs itself."""
+def approval_agent(
+    registry: HookRegistry, ran: list[str] | None = None, answer: DeferredToolResults | None = None
+) -> Agent[None, _Output]:
+    """An agent whose ``shell`` needs a human's approval and whose ``fetch`` the caller runs itself.
+
+    With `answer`, the calls are answered inside the run (pydantic-ai's ``HandleDeferredToolCalls``).
+    """
+    inline = [] if answer is None else [HandleDeferredToolCalls[None](handler=lambda ctx, requests: answer)]
     agent: Agent[None, _Output] = Agent(
         FunctionModel(respond, stream_function=stream),
         output_type=[str, DeferredToolRequests],
-        capabilities=[hookreg_capability(registry)],
+        capabilities=[hookreg_capability(registry), *inline],
     )
 
     @agent.tool_plain(requires_approval=True)
@@ -251,11 +258,18 @@ def test_a_human_edit_is_judged_on_resume_in_the_same_session() -> None:
     assert [event[0] for event in events] == ["start", "prompt", "turn", "turn", "end"]
 
 
-@pytest.mark.parametrize("edit", [None, {"command": "ls"}, {"command": "pwd"}], ids=["as-asked", "same", "edited"])
-def test_a_call_the_human_approved_unchanged_is_judged_once(edit: dict[str, str] | None) -> None:
-    """The gate judges before pydantic-ai asks the human; on resume it judges again only arguments the human
-    changed: a transform, a gate and an ask's on_interaction run once for an unchanged call, twice for an edit,
-    and the tool runs what the gate approved last (the transform's rewrite of it)."""
+@pytest.mark.parametrize("where", ["resumed", "in-run"])
+@pytest.mark.parametrize(
+    "edit",
+    [None, {"command": "ls"}, {"command": "ls -a"}, {"command": "pwd"}],
+    ids=["as-asked", "same", "as-approved", "edited"],
+)
+def test_a_call_the_human_approved_unchanged_is_judged_once(edit: dict[str, str] | None, where: str) -> None:
+    """The gate judges before pydantic-ai asks the human; the approved call is judged again only when the human
+    changed it: a transform, a gate and an ask's on_interaction run once for a call approved as the model asked
+    it or as the gate approved it (the transform's rewrite), twice for an edit, and the tool runs what the gate
+    approved last. The same whether the caller answers in a run on the history or inside the run
+    (``HandleDeferredToolCalls``), where pydantic-ai validates the approved call a second time."""
     registry, ran, judged, asked = HookRegistry(), list[str](), list[str](), list[str]()
     registry.transform_tool_input(lambda ctx: {"command": f"{ctx.args['command']} -a"})
 
@@ -269,18 +283,74 @@ def test_a_call_the_human_approved_unchanged_is_judged_once(edit: dict[str, str]
         asked.append(ctx.question)
         return HookResult.allow()
 
-    agent = approval_agent(registry, ran)
-    answer = True if edit is None else ToolApproved(override_args=edit)
+    answer = DeferredToolResults(approvals={"call-1": True if edit is None else ToolApproved(override_args=edit)})
+    agent = approval_agent(registry, ran, answer if where == "in-run" else None)
 
     async def both() -> None:
         _, history = await run(agent, "ls")
-        await run(agent, history=history, results=DeferredToolResults(approvals={"call-1": answer}))
+        if where == "resumed":
+            await run(agent, history=history, results=answer)
 
     asyncio.run(both())
-    edited = edit is not None and edit != {"command": "ls"}
+    edited = edit == {"command": "pwd"}
     assert judged == (["ls -a", "pwd -a"] if edited else ["ls -a"])
     assert len(asked) == len(judged)
     assert ran == (["pwd -a"] if edited else ["ls -a"])
+
+
+@pytest.mark.parametrize("edit", ["rm -rf /", "pwd"])
+def test_a_human_edit_answered_inside_the_run_is_judged_and_runs_as_edited(edit: str) -> None:
+    """An edit answered inside the run (``HandleDeferredToolCalls``) is what the gate judges and the tool runs:
+    a denied edit never runs, an allowed one runs as the human wrote it, as it would without hookreg."""
+    registry, ran, judged = HookRegistry(), list[str](), list[str]()
+
+    @registry.pre_tool_call_decide
+    def no_rm(ctx: PreToolCallDecideContext) -> HookResult:
+        judged.append(str(ctx.args["command"]))
+        return HookResult.deny("rm is not allowed") if "rm" in str(ctx.args["command"]) else HookResult.allow()
+
+    answer = DeferredToolResults(approvals={"call-1": ToolApproved(override_args={"command": edit})})
+    output, _ = asyncio.run(run(approval_agent(registry, ran, answer), "ls"))
+    assert judged == ["ls", edit]
+    if edit == "pwd":
+        assert (output, ran) == ("tool: ran pwd", ["pwd"])
+    else:
+        assert ("rm is not allowed" in str(output), ran) == (True, [])
+
+
+def test_a_verdict_kept_for_an_approval_is_not_reused_on_a_later_turn() -> None:
+    """A call the human denied leaves no verdict behind: the model asking the same call, same id, on the next
+    turn is judged again (a gate's answer holds for the call it judged, not for a later one that looks alike)."""
+    registry, judged = HookRegistry(), list[str]()
+
+    @registry.pre_tool_call_decide
+    def count(ctx: PreToolCallDecideContext) -> HookResult:
+        judged.append(str(ctx.args["command"]))
+        return HookResult.allow()
+
+    asks = iter([True, True, False])
+
+    def again(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if next(asks):
+            return ModelResponse(parts=[ToolCallPart("shell", {"command": "ls"}, tool_call_id="call-1")])
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent: Agent[None, _Output] = Agent(
+        FunctionModel(again), output_type=[str, DeferredToolRequests], capabilities=[hookreg_capability(registry)]
+    )
+
+    @agent.tool_plain(requires_approval=True)
+    def shell(command: str) -> str:
+        """Run a shell command (pretend)."""
+        return f"ran {command}"
+
+    async def both() -> tuple[_Output, list[ModelMessage]]:
+        _, history = await run(agent, "ls")
+        return await run(agent, history=history, results=DeferredToolResults(approvals={"call-1": False}))
+
+    output, _ = asyncio.run(both())
+    assert isinstance(output, DeferredToolRequests)
+    assert judged == ["ls", "ls"]
 
 
 def test_a_stop_in_a_resumed_run_leaves_no_call_without_a_result() -> None:
